@@ -1,0 +1,3 @@
+module machineapi.dev/cluster-api
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module machineapi.dev/drain
+
+go 1.26.0

@@ -1,0 +1,195 @@
+// Command localstack is make run: it starts the local control plane (source-built etcd and
+// kube-apiserver on loopback, state in .local/), installs the CRDs, starts the managers it is
+// given, applies the samples, shows the machines until they are Running, and stops everything on
+// Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"machineapi.dev/hack/tools/localstack"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func main() {
+	var (
+		cfg        localstack.Config
+		crds       multiFlag
+		components multiFlag
+		samples    multiFlag
+		watch      bool
+		once       bool
+	)
+	flag.StringVar(&cfg.BinDir, "bin-dir", "bin/k8s/1.37.2", "folder holding the source-built etcd and kube-apiserver")
+	flag.StringVar(&cfg.StateDir, "state-dir", ".local", "folder for etcd data, certificates, logs and the kubeconfig (kept between runs)")
+	flag.IntVar(&cfg.APIServerPort, "apiserver-port", 16443, "kube-apiserver port on 127.0.0.1")
+	flag.IntVar(&cfg.EtcdPort, "etcd-port", 12379, "etcd client port on 127.0.0.1 (the peer port is this + 1)")
+	flag.Var(&crds, "crds", "a CRD file or folder of CRD files to install (repeatable)")
+	flag.Var(&components, "component", "name=command line of a manager to run against the local API server, with KUBECONFIG set (repeatable)")
+	flag.Var(&samples, "apply", "a manifest file or folder to apply once the components run (repeatable)")
+	flag.BoolVar(&watch, "watch-machines", true, "print the machines as they change")
+	flag.BoolVar(&once, "exit-when-ready", false, "stop everything and exit 0 once the control plane is up and the samples are applied (for tests)")
+	flag.Parse()
+	cfg.Log = os.Stdout
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, crds, components, samples, watch, once); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "\nmake run failed:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg localstack.Config, crds, components, samples []string, watch, once bool) error {
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return err
+	}
+	resumed := dirExists(filepath.Join(cfg.StateDir, "etcd"))
+	plane, err := localstack.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("\nstopping: managers, kube-apiserver, etcd ...")
+		plane.Stop()
+		fmt.Printf("stopped; the data stays in %s (make clean removes it)\n", cfg.StateDir)
+	}()
+	if resumed {
+		fmt.Printf("control plane: resumed with the data already in %s\n", cfg.StateDir)
+	}
+
+	restCfg, err := clientcmd.BuildConfigFromFlags("", plane.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	restCfg.QPS, restCfg.Burst = 50, 100
+	applier, err := localstack.NewApplier(restCfg)
+	if err != nil {
+		return err
+	}
+	crdFiles, err := localstack.ManifestFiles(crds...)
+	if err != nil {
+		return err
+	}
+	if _, err := applier.ApplyFiles(ctx, crdFiles...); err != nil {
+		return fmt.Errorf("installing CRDs: %w", err)
+	}
+	fmt.Printf("CRDs: %d file(s) installed\n", len(crdFiles))
+
+	kubeconfig, err := filepath.Abs(plane.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	procs, err := startComponents(cfg.StateDir, kubeconfig, components)
+	defer func() {
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].Stop(20 * time.Second)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+
+	sampleFiles, err := localstack.ManifestFiles(samples...)
+	if err != nil {
+		return err
+	}
+	if len(sampleFiles) > 0 {
+		objs, err := applier.ApplyFiles(ctx, sampleFiles...)
+		if err != nil {
+			return fmt.Errorf("applying samples: %w", err)
+		}
+		for _, o := range objs {
+			fmt.Printf("applied %s %s\n", strings.ToLower(o.GetKind()), o.GetName())
+		}
+	}
+
+	printWelcome(cfg, kubeconfig)
+	if once {
+		return nil
+	}
+
+	exited := make(chan *localstack.Process, len(procs)+2)
+	go func() { exited <- <-plane.Exited() }()
+	for _, p := range procs {
+		go func() {
+			<-p.Done()
+			exited <- p
+		}()
+	}
+	var machines <-chan string
+	if watch {
+		machines = watchMachines(ctx, applier.Dynamic())
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case p := <-exited:
+			return fmt.Errorf("%s exited (%v); its log is %s", p.Name, p.Err(), p.LogFile)
+		case table, ok := <-machines:
+			if !ok {
+				machines = nil
+				continue
+			}
+			fmt.Print(table)
+		}
+	}
+}
+
+func startComponents(stateDir, kubeconfig string, components []string) ([]*localstack.Process, error) {
+	var procs []*localstack.Process
+	for _, c := range components {
+		name, cmdline, ok := strings.Cut(c, "=")
+		fields := strings.Fields(cmdline)
+		if !ok || name == "" || len(fields) == 0 {
+			return procs, fmt.Errorf("--component %q: want name=command [args...]", c)
+		}
+		logFile := filepath.Join(stateDir, "logs", name+".log")
+		args := append(fields[1:], "--kubeconfig="+kubeconfig)
+		p, err := localstack.StartProcess(name, fields[0], args, logFile)
+		if err != nil {
+			return procs, err
+		}
+		procs = append(procs, p)
+		fmt.Printf("%s: started (pid %d), log in %s\n", name, p.Pid(), logFile)
+	}
+	return procs, nil
+}
+
+func printWelcome(cfg localstack.Config, kubeconfig string) {
+	bin, _ := filepath.Abs(cfg.BinDir)
+	fmt.Printf(`
+The local control plane is up. In another terminal:
+
+    export KUBECONFIG=%s
+    export PATH=%s:$PATH      # the source-built kubectl
+
+    kubectl get nodes
+    kubectl get machineapi            # every Machine API object
+    kubectl get machines -o wide
+
+Ctrl-C stops everything; make run again resumes with the same data; make clean removes it.
+
+`, kubeconfig, bin)
+}
+
+func dirExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}

@@ -1,0 +1,3 @@
+module machineapi.dev/machine-api
+
+go 1.26.0

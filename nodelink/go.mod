@@ -1,0 +1,3 @@
+module machineapi.dev/nodelink
+
+go 1.26.0

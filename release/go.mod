@@ -1,0 +1,3 @@
+module machineapi.dev/release
+
+go 1.26.0
