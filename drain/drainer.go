@@ -1,0 +1,150 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	kubectldrain "k8s.io/kubectl/pkg/drain"
+)
+
+// Drainer drains nodes one bounded step at a time. It keeps no state between calls: everything a
+// step needs is read from the API server, so any number of controllers or workers may share one,
+// and a restarted controller simply carries on. It is cheap to build; build one per call when the
+// options differ per node.
+type Drainer struct {
+	client kubernetes.Interface
+	opts   Options
+	// keep selects the pods without the skip label.
+	keep string
+}
+
+// New returns a Drainer that talks to the API server through client. It fails only when opts are
+// invalid, and the error names the option.
+func New(client kubernetes.Interface, opts Options) (*Drainer, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	keep, err := opts.keepSelector()
+	if err != nil {
+		return nil, err
+	}
+	return &Drainer{client: client, opts: opts, keep: keep}, nil
+}
+
+// Drain runs one drain step on the node and returns at the latest after Options.StepTimeout: it
+// cordons the node if it is schedulable, evicts through the Eviction API the pods it may evict now
+// (exactly those Plan would list), and reports what is left. It never waits for pods to go: call it
+// again, for example after a requeue, until Result.Done.
+//
+// startedAt is when draining this node began (for Result.Elapsed); pass the zero time if unknown.
+// Per-pod problems (a budget, a failed eviction) are in Result.Blocked, not in the error; the error
+// is for a step that could not look at the node at all, and wraps ErrNodeNotFound when the Node
+// does not exist.
+func (d *Drainer) Drain(ctx context.Context, nodeName string, startedAt time.Time) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.opts.StepTimeout)
+	defer cancel()
+	node, err := d.getNode(ctx, nodeName)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Node: nodeName}
+	h := newHelper(ctx, d.client, d.opts, d.keep, nil)
+	if !node.Spec.Unschedulable {
+		if err := kubectldrain.RunCordonOrUncordon(h, node, true); err != nil {
+			return nil, fmt.Errorf("cordoning node %s (the drainer needs permission to patch nodes): %w", nodeName, notFound(err))
+		}
+		res.Cordoned = true
+	}
+	obs, err := d.observe(ctx, h, node)
+	if err != nil {
+		return nil, err
+	}
+	plan := buildPlan(d.opts, obs)
+	h = newHelper(ctx, d.client, d.opts, d.keep, plan.GracePeriodSeconds)
+	outcomes := d.evictAll(ctx, h, plan.evict, obs.pdbs)
+
+	res.Unreachable = plan.Unreachable
+	res.Terminating = plan.Terminating
+	res.Skipped = plan.Skipped
+	res.Blocked = slices.Clone(plan.Blocked)
+	res.Remaining = slices.Clone(plan.Terminating)
+	for _, b := range plan.Blocked {
+		res.Remaining = append(res.Remaining, b.Pod)
+	}
+	for i, o := range outcomes {
+		key := plan.Evict[i]
+		switch {
+		case o.gone:
+			continue
+		case o.evicted:
+			res.Evicted = append(res.Evicted, key)
+		case o.blocked != nil:
+			res.Blocked = append(res.Blocked, *o.blocked)
+		}
+		res.Remaining = append(res.Remaining, key)
+	}
+	slices.SortFunc(res.Remaining, compareKeys)
+	slices.SortFunc(res.Blocked, func(a, b BlockedPod) int { return compareKeys(a.Pod, b.Pod) })
+	res.Done = len(res.Remaining) == 0
+	if !startedAt.IsZero() {
+		res.Elapsed = d.opts.Clock.Since(startedAt)
+	}
+	return res, nil
+}
+
+// Plan answers "what would a drain step do to this node right now" and changes nothing: it does
+// not cordon and sends no eviction, not even a dry run. It reads the same objects a step reads and
+// decides with the same code, so Drain called right after it evicts exactly Plan.Evict and reports
+// the same Blocked and Skipped pods, unless the cluster changed in between (or the Eviction API
+// refuses an eviction the budgets' status allowed).
+func (d *Drainer) Plan(ctx context.Context, nodeName string) (*Plan, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.opts.StepTimeout)
+	defer cancel()
+	node, err := d.getNode(ctx, nodeName)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := d.observe(ctx, newHelper(ctx, d.client, d.opts, d.keep, nil), node)
+	if err != nil {
+		return nil, err
+	}
+	return buildPlan(d.opts, obs), nil
+}
+
+// Uncordon makes the node schedulable again, for example when a drain is abandoned. It does
+// nothing if the node is schedulable, and wraps ErrNodeNotFound when the Node does not exist.
+func (d *Drainer) Uncordon(ctx context.Context, nodeName string) error {
+	ctx, cancel := context.WithTimeout(ctx, d.opts.StepTimeout)
+	defer cancel()
+	node, err := d.getNode(ctx, nodeName)
+	if err != nil {
+		return err
+	}
+	if err := kubectldrain.RunCordonOrUncordon(newHelper(ctx, d.client, d.opts, d.keep, nil), node, false); err != nil {
+		return fmt.Errorf("uncordoning node %s (the drainer needs permission to patch nodes): %w", nodeName, notFound(err))
+	}
+	return nil
+}
+
+func (d *Drainer) getNode(ctx context.Context, name string) (*corev1.Node, error) {
+	node, err := d.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("getting node %s: %w", name, notFound(err))
+	}
+	return node, nil
+}
+
+// notFound adds ErrNodeNotFound to an error that says the node is gone, keeping the original.
+func notFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w: %w", ErrNodeNotFound, err)
+	}
+	return err
+}
