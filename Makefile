@@ -50,7 +50,7 @@ generate: ## Regenerate deepcopy code, CRDs and RBAC with controller-gen.
 		if [ -d $$m/api ]; then \
 			echo "== generate $$m"; \
 			(cd $$m && $$cg object:headerFile=$(ROOT)/hack/boilerplate.go.txt paths=./api/... \
-				crd:generateEmbeddedObjectMeta=true output:crd:artifacts:config=config/crd/bases paths=./api/... \
+				crd output:crd:artifacts:config=config/crd/bases paths=./api/... \
 				rbac:roleName=$$m-manager output:rbac:artifacts:config=config/rbac paths=./...); \
 		fi; \
 	done

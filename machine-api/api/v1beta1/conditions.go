@@ -1,0 +1,45 @@
+package v1beta1
+
+// Condition types. Each controller writes only the types it owns (in parentheses).
+const (
+	// ReadyCondition on a Machine: the Node is linked and Ready (machine controller). On a
+	// MachineSet: every wanted Machine is ready (set controller).
+	ReadyCondition = "Ready"
+	// InstanceProvisionedCondition: the provider's instance exists (machine controller).
+	InstanceProvisionedCondition = "InstanceProvisioned"
+	// NodeLinkedCondition: the Machine is linked to its Node (node linker).
+	NodeLinkedCondition = "NodeLinked"
+	// DrainedCondition: the Node has been drained, or draining was skipped (machine controller,
+	// during deletion). Its reason says which step deletion is on.
+	DrainedCondition = "Drained"
+	// DeletingCondition: deletion is in progress; the reason names the step it waits on and the
+	// message what it waits for (machine controller).
+	DeletingCondition = "Deleting"
+	// HealthCheckSucceededCondition: the Machine passed its MachineHealthCheck, or why not and
+	// whether it is being remediated (health check controller).
+	HealthCheckSucceededCondition = "HealthCheckSucceeded"
+
+	// ScalingUpCondition on a MachineSet: it is creating Machines.
+	ScalingUpCondition = "ScalingUp"
+	// ScalingDownCondition on a MachineSet: it is deleting Machines.
+	ScalingDownCondition = "ScalingDown"
+	// FrozenCondition on a MachineSet: it has more Machines than replicas plus surge and stopped
+	// creating until it is back within bounds.
+	FrozenCondition = "Frozen"
+
+	// AvailableCondition on a MachineDeployment: at least replicas minus maxUnavailable Machines are available.
+	AvailableCondition = "Available"
+	// ProgressingCondition on a MachineDeployment: a rollout is making progress, or not
+	// (reason ProgressDeadlineExceeded).
+	ProgressingCondition = "Progressing"
+
+	// RemediationAllowedCondition on a MachineHealthCheck: the number of unhealthy targets is
+	// within maxUnhealthy / unhealthyRange.
+	RemediationAllowedCondition = "RemediationAllowed"
+)
+
+// Condition reasons shared by several controllers. Controller packages define the rest.
+const (
+	// PausedReason: the object or its owner carries the paused annotation.
+	PausedReason = "Paused"
+)
