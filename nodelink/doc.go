@@ -1,0 +1,76 @@
+/*
+Copyright The machineapi Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package nodelink links every Node to the machine-like object it runs on, as soon as the Node
+// appears, and then keeps the Node's identity-bearing metadata (labels, annotations, taints) in
+// sync with that object. It knows no machine types: an [Adapter] tells it how to read and record
+// fields on one kind of machine-like object (machine-api's Machine, Cluster API's Machine, ...);
+// [NewUnstructuredAdapter] builds one for any CRD from field paths.
+//
+// # What it owns
+//
+// On the machine: the node reference (status.nodeRef) and one condition, [ConditionNodeLinked].
+// Nothing else of its status is written; the write is a JSON merge patch computed from the object
+// as read, guarded by a resourceVersion precondition (optimistic locking), so conditions and
+// status fields written by other controllers are carried over unchanged, whether the CRD declares
+// its conditions as a map-list or as an atomic list (server-side apply would clobber the latter).
+//
+// On the Node: the annotations <prefix>/machine and <prefix>/cluster-namespace (the machine's
+// name and namespace, read by cluster-autoscaler), the labels, annotations and taints the machine
+// asks for, and three bookkeeping annotations that record which of them came from the machine:
+// <prefix>/labels-from-machine, <prefix>/annotations-from-machine and <prefix>/taints-from-machine
+// (taints as key:Effect). A key the machine asks for wins over a value already on the Node and
+// becomes owned; a key is removed from the Node only when it is recorded as owned and the machine
+// no longer asks for it; every other key is left alone. The <prefix> is [Options.AnnotationPrefix].
+//
+// # Invariants
+//
+//   - Matching goes through field indexers only (see indexes.go), never a list of every object:
+//     per-event cost does not grow with the number of machines or Nodes.
+//   - A machine is matched to a Node by spec.providerID or, while it has no providerID, by an
+//     InternalIP. More than one candidate, on either side, links nothing and is reported
+//     (MultipleNodesMatch, MultipleMachinesMatch); the decision depends only on the current
+//     objects, so it cannot flap between two candidates.
+//   - IP-reuse guard: an InternalIP match is refused when the Node was created before the machine
+//     (creation timestamps have one-second resolution; equal times are accepted) or when the Node
+//     is linked to another machine that still exists (IPMatchRefused).
+//   - Once linked, a machine keeps its Node. If that Node is deleted the condition turns
+//     NodeLinked=False/NodeDeleted and status.nodeRef is kept, so health checks see "nodeRef set
+//     but Node gone"; only a Node with the machine's own providerID re-links it (a kubelet that
+//     re-registers its deleted Node object).
+//   - Every write is one patch with optimistic locking, and nothing is written when nothing
+//     changed: a reconcile of a linked, in-sync pair makes no API call.
+//   - A deleted machine is never blocked (no finalizer). Its Node keeps everything except what the
+//     machine owned; cleanup runs on the machine's deletion event, or on a Node event naming a
+//     machine that no longer exists (so a deletion missed while nodelink was down is caught up).
+//   - Nodelink deletes nothing. While the Node side is unreachable its cache keeps the last state,
+//     so nothing is unlinked or reported deleted because of it; [Linker.Reachability] and
+//     [Options.OnReachabilityChange] tell the caller.
+//
+// # Requeues
+//
+// None on a timer: every decision depends only on cached objects and is re-evaluated on the Node
+// and machine events that can change it (watch.go maps each event to the few machines concerned).
+// Transient errors, including optimistic-lock conflicts, are returned and retried with the
+// controller's exponential backoff.
+//
+// # Where to start
+//
+// [Setup] (a manager's linker) and [NewRemoteLinker] (a linker the caller starts and stops, for a
+// workload cluster) are in linker.go. Reconcile, in reconcile.go, reads like a table of contents:
+// matching.go decides (pure), ownership.go computes the Node metadata (pure), status.go computes
+// the condition (pure), nodepatch.go and record.go write.
+package nodelink

@@ -1,0 +1,118 @@
+/*
+Copyright The machineapi Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodelink
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/clock"
+)
+
+// DefaultAnnotationPrefix is the annotation prefix of machine-api's machine.machineapi.dev
+// Machines: Nodes get machine.machineapi.dev/machine, machine.machineapi.dev/cluster-namespace,
+// and so on.
+const DefaultAnnotationPrefix = "machine.machineapi.dev"
+
+// Defaults of Options.
+const (
+	// DefaultName names a linker's controller when Options.Name is empty.
+	DefaultName = "nodelink"
+	// DefaultMaxConcurrentReconciles is the number of machines reconciled in parallel.
+	DefaultMaxConcurrentReconciles = 10
+	// DefaultProbeInterval is how often the Node side's API server is probed for reachability.
+	DefaultProbeInterval = 10 * time.Second
+	// probeTimeout bounds one reachability probe.
+	probeTimeout = 5 * time.Second
+)
+
+// Options configure a Linker. The zero value is valid: it links every machine of the adapter's
+// kind with the machine.machineapi.dev annotations.
+type Options struct {
+	// Name names the linker's controller in logs, metrics and events (as reporting controller).
+	// Linkers that run at the same time need different names, e.g. "nodelink-<ns>-<cluster>".
+	// Defaults to DefaultName.
+	Name string
+
+	// AnnotationPrefix is the prefix of the annotations nodelink writes on Nodes: <prefix>/machine,
+	// <prefix>/cluster-namespace, <prefix>/labels-from-machine, <prefix>/annotations-from-machine
+	// and <prefix>/taints-from-machine. Use the machine kind's API group (cluster-autoscaler
+	// looks for <group>/machine). Defaults to DefaultAnnotationPrefix.
+	AnnotationPrefix string
+
+	// Namespace, when set, restricts the linker to machines in this namespace.
+	Namespace string
+
+	// Selector, when set, restricts the linker to machines whose labels match, e.g.
+	// cluster.machineapi.dev/cluster-name=prod for one workload cluster. Machines outside the
+	// selector are still seen as competitors for a Node (a conflict is a conflict), but never
+	// linked, and their Nodes are never cleaned up by this linker.
+	Selector labels.Selector
+
+	// MaxConcurrentReconciles is the number of machines reconciled in parallel. Defaults to
+	// DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+
+	// CacheSyncTimeout bounds how long Start waits for the machine and Node caches to sync before
+	// it returns an error. Defaults to controller-runtime's default (2 minutes).
+	CacheSyncTimeout time.Duration
+
+	// Clock gives the time of condition transitions and paces the reachability probe. Defaults to
+	// the real clock.
+	Clock clock.Clock
+
+	// ProbeInterval is how often the Node side's API server is probed (GET /readyz). Defaults to
+	// DefaultProbeInterval.
+	ProbeInterval time.Duration
+
+	// OnReachabilityChange, when set, is called after the first probe and every time the Node
+	// side's reachability changes. It runs on the probe's goroutine and must not block.
+	OnReachabilityChange func(Reachability)
+
+	// Logger is the linker's logger. Defaults to controller-runtime's global logger, named after
+	// the linker.
+	Logger logr.Logger
+}
+
+// withDefaults returns o with every unset field defaulted, or an error naming the invalid field.
+func (o Options) withDefaults() (Options, error) {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.AnnotationPrefix == "" {
+		o.AnnotationPrefix = DefaultAnnotationPrefix
+	}
+	if errs := validation.IsDNS1123Subdomain(o.AnnotationPrefix); len(errs) > 0 {
+		return o, fmt.Errorf("Options.AnnotationPrefix %q must be a DNS subdomain: %v", o.AnnotationPrefix, errs)
+	}
+	if o.Selector == nil {
+		o.Selector = labels.Everything()
+	}
+	if o.MaxConcurrentReconciles <= 0 {
+		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.ProbeInterval <= 0 {
+		o.ProbeInterval = DefaultProbeInterval
+	}
+	return o, nil
+}

@@ -1,0 +1,195 @@
+/*
+Copyright The machineapi Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodelink
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestApplyMachine(t *testing.T) {
+	k := keysFor("machine.machineapi.dev")
+	m1 := types.NamespacedName{Namespace: "ns", Name: "m1"}
+	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	linkedAnnotations := func(extra map[string]string) map[string]string {
+		a := map[string]string{k.Machine: "m1", k.ClusterNamespace: "ns"}
+		for key, v := range extra {
+			a[key] = v
+		}
+		return a
+	}
+	noSchedule := func(key, value string) corev1.Taint {
+		return corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffectNoSchedule}
+	}
+	tests := map[string]struct {
+		cur  nodeMeta
+		want NodeMetadata
+		out  nodeMeta
+	}{
+		"a bare Node gets the machine annotations only": {
+			cur: nodeMeta{},
+			out: nodeMeta{Annotations: linkedAnnotations(nil)},
+		},
+		"labels, annotations and taints are added and recorded as owned": {
+			cur: nodeMeta{Labels: map[string]string{"kubernetes.io/hostname": "n1"}},
+			want: NodeMetadata{
+				Labels:      map[string]string{"node-role.kubernetes.io/worker": "", "pool": "a"},
+				Annotations: map[string]string{"team": "x"},
+				Taints:      []corev1.Taint{noSchedule("dedicated", "gpu")},
+			},
+			out: nodeMeta{
+				Labels: map[string]string{"kubernetes.io/hostname": "n1", "node-role.kubernetes.io/worker": "", "pool": "a"},
+				Annotations: linkedAnnotations(map[string]string{
+					"team": "x", k.OwnedLabels: "node-role.kubernetes.io/worker,pool", k.OwnedAnnotations: "team", k.OwnedTaints: "dedicated:NoSchedule",
+				}),
+				Taints: []corev1.Taint{noSchedule("dedicated", "gpu")},
+			},
+		},
+		"a changed value follows the machine": {
+			cur: nodeMeta{
+				Labels:      map[string]string{"pool": "a"},
+				Annotations: linkedAnnotations(map[string]string{k.OwnedLabels: "pool", k.OwnedTaints: "dedicated:NoSchedule"}),
+				Taints:      []corev1.Taint{noSchedule("dedicated", "gpu")},
+			},
+			want: NodeMetadata{Labels: map[string]string{"pool": "b"}, Taints: []corev1.Taint{noSchedule("dedicated", "cpu")}},
+			out: nodeMeta{
+				Labels:      map[string]string{"pool": "b"},
+				Annotations: linkedAnnotations(map[string]string{k.OwnedLabels: "pool", k.OwnedTaints: "dedicated:NoSchedule"}),
+				Taints:      []corev1.Taint{noSchedule("dedicated", "cpu")},
+			},
+		},
+		"owned keys the machine dropped are removed; foreign keys stay": {
+			cur: nodeMeta{
+				Labels: map[string]string{"pool": "a", "foreign": "yes"},
+				Annotations: linkedAnnotations(map[string]string{
+					"team": "x", "foreign": "yes", k.OwnedLabels: "pool", k.OwnedAnnotations: "team", k.OwnedTaints: "dedicated:NoSchedule",
+				}),
+				Taints: []corev1.Taint{noSchedule("foreign", ""), noSchedule("dedicated", "gpu")},
+			},
+			want: NodeMetadata{},
+			out: nodeMeta{
+				Labels:      map[string]string{"foreign": "yes"},
+				Annotations: linkedAnnotations(map[string]string{"foreign": "yes"}),
+				Taints:      []corev1.Taint{noSchedule("foreign", "")},
+			},
+		},
+		"a foreign key the machine asks for: the machine's value wins and the key becomes owned": {
+			cur:  nodeMeta{Labels: map[string]string{"pool": "set-by-admin"}},
+			want: NodeMetadata{Labels: map[string]string{"pool": "a"}},
+			out: nodeMeta{
+				Labels:      map[string]string{"pool": "a"},
+				Annotations: linkedAnnotations(map[string]string{k.OwnedLabels: "pool"}),
+			},
+		},
+		"taints are identified by key and effect": {
+			cur: nodeMeta{
+				Annotations: linkedAnnotations(map[string]string{k.OwnedTaints: "dedicated:NoSchedule"}),
+				Taints: []corev1.Taint{
+					noSchedule("dedicated", "gpu"),
+					{Key: "dedicated", Value: "foreign", Effect: corev1.TaintEffectPreferNoSchedule},
+				},
+			},
+			want: NodeMetadata{Taints: []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoExecute}}},
+			out: nodeMeta{
+				Annotations: linkedAnnotations(map[string]string{k.OwnedTaints: "dedicated:NoExecute"}),
+				Taints: []corev1.Taint{
+					{Key: "dedicated", Value: "foreign", Effect: corev1.TaintEffectPreferNoSchedule},
+					{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoExecute, TimeAdded: &now},
+				},
+			},
+		},
+		"duplicate desired taints: the first wins": {
+			want: NodeMetadata{Taints: []corev1.Taint{noSchedule("a", "1"), noSchedule("a", "2")}},
+			out: nodeMeta{
+				Annotations: linkedAnnotations(map[string]string{k.OwnedTaints: "a:NoSchedule"}),
+				Taints:      []corev1.Taint{noSchedule("a", "1")},
+			},
+		},
+		"the machine cannot set nodelink's bookkeeping annotations": {
+			want: NodeMetadata{Annotations: map[string]string{k.Machine: "evil", k.OwnedLabels: "kubernetes.io/hostname", "ok": "1"}},
+			out:  nodeMeta{Annotations: linkedAnnotations(map[string]string{"ok": "1", k.OwnedAnnotations: "ok"})},
+		},
+		"a Node in sync is unchanged": {
+			cur: nodeMeta{
+				Labels:      map[string]string{"pool": "a"},
+				Annotations: linkedAnnotations(map[string]string{k.OwnedLabels: "pool"}),
+			},
+			want: NodeMetadata{Labels: map[string]string{"pool": "a"}},
+			out: nodeMeta{
+				Labels:      map[string]string{"pool": "a"},
+				Annotations: linkedAnnotations(map[string]string{k.OwnedLabels: "pool"}),
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := *deepCopyMeta(tc.cur)
+			got := applyMachine(tc.cur, tc.want, m1, k, now)
+			if !equality.Semantic.DeepEqual(got, tc.out) {
+				t.Errorf("applyMachine() =\n%+v\nwant\n%+v", got, tc.out)
+			}
+			if !equality.Semantic.DeepEqual(tc.cur, before) {
+				t.Errorf("applyMachine modified its input: %+v, was %+v", tc.cur, before)
+			}
+		})
+	}
+}
+
+func TestReleaseMachine(t *testing.T) {
+	k := keysFor("cluster.x-k8s.io")
+	cur := nodeMeta{
+		Labels: map[string]string{"pool": "a", "foreign": "yes"},
+		Annotations: map[string]string{
+			k.Machine: "m1", k.ClusterNamespace: "ns", "team": "x", "foreign": "yes",
+			k.OwnedLabels: "pool", k.OwnedAnnotations: "team", k.OwnedTaints: "dedicated:NoSchedule",
+		},
+		Taints: []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}, {Key: "foreign", Effect: corev1.TaintEffectNoSchedule}},
+	}
+	want := nodeMeta{
+		Labels:      map[string]string{"foreign": "yes"},
+		Annotations: map[string]string{"foreign": "yes"},
+		Taints:      []corev1.Taint{{Key: "foreign", Effect: corev1.TaintEffectNoSchedule}},
+	}
+	if got := releaseMachine(cur, k); !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("releaseMachine() =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func deepCopyMeta(m nodeMeta) *nodeMeta {
+	out := nodeMeta{}
+	if m.Labels != nil {
+		out.Labels = map[string]string{}
+		for k, v := range m.Labels {
+			out.Labels[k] = v
+		}
+	}
+	if m.Annotations != nil {
+		out.Annotations = map[string]string{}
+		for k, v := range m.Annotations {
+			out.Annotations[k] = v
+		}
+	}
+	for _, t := range m.Taints {
+		out.Taints = append(out.Taints, *t.DeepCopy())
+	}
+	return &out
+}

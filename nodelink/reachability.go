@@ -1,0 +1,106 @@
+/*
+Copyright The machineapi Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodelink
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+)
+
+// Reachability is what the last probe of the Node side's API server found.
+type Reachability struct {
+	// Reachable is true when the API server answered GET /readyz with success.
+	Reachable bool
+	// Since is when Reachable took its current value (the first probe's time at first).
+	Since time.Time
+	// LastProbe is when the last probe finished; zero before the first.
+	LastProbe time.Time
+	// Err is why the last probe failed; nil when Reachable.
+	Err error
+}
+
+// prober probes the Node side's API server every interval, from the linker's start, and tells
+// the caller. A cache that cannot reach its API server keeps serving its last state, so an
+// unreachable workload cluster unlinks nothing; the probe is how a caller learns about it.
+type prober struct {
+	client   rest.Interface
+	clock    clock.Clock
+	interval time.Duration
+	onChange func(Reachability)
+	log      logr.Logger
+
+	mu    sync.Mutex
+	state Reachability
+}
+
+func newProber(c rest.Interface, opts Options) *prober {
+	return &prober{client: c, clock: opts.Clock, interval: opts.ProbeInterval, onChange: opts.OnReachabilityChange, log: opts.Logger}
+}
+
+func (p *prober) run(ctx context.Context) {
+	for {
+		p.probeOnce(ctx)
+		t := p.clock.NewTimer(p.interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
+func (p *prober) probeOnce(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	err := p.client.Get().AbsPath("/readyz").Do(pctx).Error()
+	cancel()
+	if ctx.Err() != nil {
+		return // stopping: says nothing about the API server
+	}
+	now := p.clock.Now()
+	p.mu.Lock()
+	first := p.state.LastProbe.IsZero()
+	changed := first || p.state.Reachable != (err == nil)
+	p.state.LastProbe, p.state.Err = now, err
+	if changed {
+		p.state.Reachable, p.state.Since = err == nil, now
+	}
+	state := p.state
+	p.mu.Unlock()
+	if !changed {
+		return
+	}
+	if err != nil {
+		p.log.Info("Node-side API server unreachable: linking pauses, nothing is unlinked", "error", err.Error())
+	} else if !first {
+		p.log.Info("Node-side API server reachable again")
+	}
+	if p.onChange != nil {
+		p.onChange(state)
+	}
+}
+
+func (p *prober) get() Reachability {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state
+}

@@ -1,0 +1,101 @@
+/*
+Copyright The machineapi Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodelink
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// reconciler links one machine (the request) to its Node. Machines are read from the machine
+// cluster's cache and written through its client; Nodes likewise through the Node cluster.
+type reconciler[M client.Object] struct {
+	adapter   Adapter[M]
+	opts      Options
+	keys      annotationKeys
+	nodeIndex string // index of Nodes by the machine their annotations name
+	machines  cluster.Cluster
+	nodes     cluster.Cluster
+	recorder  events.EventRecorder
+}
+
+// scope is what one reconcile learned about its machine.
+type scope[M client.Object] struct {
+	machine  M
+	view     machineView
+	decision decision
+	// node is the Node the machine is linked to, as read from the cache; nil when not linked.
+	node *corev1.Node
+}
+
+// Reconcile links the machine named by req to its Node, keeps that Node's metadata in sync, and
+// records the outcome on the machine. A machine that no longer exists releases its Node.
+func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	m := r.adapter.New()
+	if err := r.machines.GetCache().Get(ctx, req.NamespacedName, m); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, r.releaseNodes(ctx, req.NamespacedName)
+		}
+		return reconcile.Result{}, fmt.Errorf("getting machine %s: %w", req.NamespacedName, err)
+	}
+	if !r.handles(m) {
+		return reconcile.Result{}, nil
+	}
+	s := &scope[M]{machine: m, view: r.machineView(m)}
+	if err := r.decide(ctx, s); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.syncNode(ctx, s); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.recordStatus(ctx, s)
+}
+
+// handles reports whether m is in this linker's scope (Options.Namespace and Options.Selector).
+func (r *reconciler[M]) handles(m client.Object) bool {
+	if r.opts.Namespace != "" && m.GetNamespace() != r.opts.Namespace {
+		return false
+	}
+	return r.opts.Selector.Matches(labels.Set(m.GetLabels()))
+}
+
+// decide finds the machine's Node through the indexes (see matching.go).
+func (r *reconciler[M]) decide(ctx context.Context, s *scope[M]) error {
+	d, err := decide(s.view, cacheLookup[M]{ctx: ctx, r: r})
+	if err != nil {
+		return fmt.Errorf("matching machine %s to a Node: %w", s.view.Key, err)
+	}
+	s.decision = d
+	if d.Node == nil {
+		return nil
+	}
+	var n corev1.Node
+	if err := r.nodes.GetCache().Get(ctx, types.NamespacedName{Name: d.Node.Name}, &n); err != nil {
+		return fmt.Errorf("getting Node %s: %w", d.Node.Name, err)
+	}
+	s.node = &n
+	return nil
+}
