@@ -1,0 +1,232 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"machineapi.dev/drain"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// reconcileDelete runs the delete pipeline: each step either is done or says what it waits for,
+// and the first one still waiting stops the rest.
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.Result, error) {
+	if !hasFinalizer(s.machine) {
+		s.finalizerRemoved = true // nothing of ours to clean up
+		return reconcile.Result{}, nil
+	}
+	s.deletion = &deletionState{}
+	return runSteps(ctx, s,
+		r.observeNode,
+		r.waitForPreDrainHooks,
+		r.drainNode,
+		r.waitForVolumeDetach,
+		r.waitForPreTerminateHooks,
+		r.deleteInstance,
+		r.deleteNode,
+		r.removeFinalizer,
+	)
+}
+
+func (r *Reconciler) waitForPreDrainHooks(_ context.Context, s *scope) (reconcile.Result, bool, error) {
+	return waitForHooks(s, s.machine.Spec.LifecycleHooks.PreDrain, ReasonWaitingForPreDrainHooks, "pre-drain")
+}
+
+func (r *Reconciler) waitForPreTerminateHooks(_ context.Context, s *scope) (reconcile.Result, bool, error) {
+	return waitForHooks(s, s.machine.Spec.LifecycleHooks.PreTerminate, ReasonWaitingForPreTerminateHooks, "pre-terminate")
+}
+
+// waitForHooks holds deletion while hooks remain; their owners' removal of a hook brings the
+// Machine back, so there is no timed requeue.
+func waitForHooks(s *scope, hooks []v1beta1.LifecycleHook, reason, stage string) (reconcile.Result, bool, error) {
+	if len(hooks) == 0 {
+		return reconcile.Result{}, true, nil
+	}
+	names := make([]string, 0, len(hooks))
+	for _, h := range hooks {
+		names = append(names, fmt.Sprintf("%s (owner %s)", h.Name, h.Owner))
+	}
+	s.deletion.step = reason
+	s.deletion.message = fmt.Sprintf("waiting for %s hooks to be removed by their owners: %s", stage, strings.Join(names, ", "))
+	return reconcile.Result{}, false, nil
+}
+
+// drainNode cordons and drains the Node one step at a time, unless draining is excluded, there is
+// no Node, or the drain timeout has passed.
+func (r *Reconciler) drainNode(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
+	m := s.machine
+	skip := func(why string) (reconcile.Result, bool, error) {
+		s.deletion.drain = &drainState{done: true, reason: ReasonDrainSkipped, message: why}
+		return reconcile.Result{}, true, nil
+	}
+	if _, ok := m.Annotations[v1beta1.ExcludeNodeDrainingAnnotation]; ok {
+		return skip("draining skipped: the machine has the " + v1beta1.ExcludeNodeDrainingAnnotation + " annotation")
+	}
+	if m.Status.NodeRef == nil {
+		return skip("draining skipped: the machine has no Node")
+	}
+	if s.node == nil {
+		return skip(fmt.Sprintf("draining skipped: Node %s no longer exists", m.Status.NodeRef.Name))
+	}
+	if c := drainedCondition(m); c != nil && c.Status == metav1.ConditionTrue {
+		return reconcile.Result{}, true, nil // drained in an earlier reconcile
+	}
+
+	start := s.now
+	if d := m.Status.Deletion; d != nil && d.NodeDrainStartTime != nil {
+		start = d.NodeDrainStartTime.Time
+	} else {
+		s.drainStart = &start
+	}
+	if timeout := seconds(m.Spec.Deletion, func(d *v1beta1.MachineDeletionSpec) *int32 { return d.NodeDrainTimeoutSeconds }); timeout > 0 && s.now.Sub(start) >= timeout {
+		msg := fmt.Sprintf("draining Node %s gave up after nodeDrainTimeoutSeconds (%s); deletion goes on", s.node.Name, timeout)
+		s.deletion.drain = &drainState{done: true, reason: ReasonDrainTimeout, message: msg}
+		r.Recorder.Eventf(m, nil, "Warning", ReasonDrainTimeout, "Drain", msg)
+		drainDuration.WithLabelValues("timeout").Observe(s.now.Sub(start).Seconds())
+		return reconcile.Result{}, true, nil
+	}
+
+	s.deletion.step = ReasonDrainingNode
+	res, err := r.Drainer.Drain(ctx, s.node.Name, start)
+	if errors.Is(err, drain.ErrNodeNotFound) {
+		return skip(fmt.Sprintf("draining skipped: Node %s no longer exists", s.node.Name))
+	}
+	if err != nil {
+		s.deletion.message = fmt.Sprintf("draining Node %s failed, retrying: %v", s.node.Name, err)
+		return reconcile.Result{}, false, err
+	}
+	if !res.Done {
+		s.deletion.message = res.Summary()
+		s.deletion.drain = &drainState{reason: ReasonDraining, message: res.Summary(), result: res}
+		return reconcile.Result{RequeueAfter: drainPoll}, false, nil
+	}
+	msg := fmt.Sprintf("Node %s drained in %s", s.node.Name, s.now.Sub(start).Round(time.Second))
+	s.deletion.drain = &drainState{done: true, reason: ReasonDrained, message: msg, result: res}
+	drainDuration.WithLabelValues("drained").Observe(s.now.Sub(start).Seconds())
+	return reconcile.Result{}, true, nil
+}
+
+// waitForVolumeDetach waits until the Node reports no attached volumes, bounded by
+// nodeVolumeDetachTimeoutSeconds.
+func (r *Reconciler) waitForVolumeDetach(_ context.Context, s *scope) (reconcile.Result, bool, error) {
+	m := s.machine
+	if s.node == nil || len(s.node.Status.VolumesAttached) == 0 {
+		return reconcile.Result{}, true, nil
+	}
+	start := s.now
+	if d := m.Status.Deletion; d != nil && d.WaitForNodeVolumeDetachStartTime != nil {
+		start = d.WaitForNodeVolumeDetachStartTime.Time
+	} else {
+		s.volumeStart = &start
+	}
+	if timeout := seconds(m.Spec.Deletion, func(d *v1beta1.MachineDeletionSpec) *int32 { return d.NodeVolumeDetachTimeoutSeconds }); timeout > 0 && s.now.Sub(start) >= timeout {
+		r.Recorder.Eventf(m, nil, "Warning", EventVolumeDetachGaveUp, "WaitForVolumeDetach",
+			"%d volume(s) still attached to Node %s after nodeVolumeDetachTimeoutSeconds (%s); deletion goes on", len(s.node.Status.VolumesAttached), s.node.Name, timeout)
+		return reconcile.Result{}, true, nil
+	}
+	names := make([]string, 0, len(s.node.Status.VolumesAttached))
+	for _, v := range s.node.Status.VolumesAttached {
+		names = append(names, string(v.Name))
+	}
+	s.deletion.step = ReasonWaitingForVolumeDetach
+	s.deletion.message = fmt.Sprintf("waiting for %d volume(s) to detach from Node %s: %s", len(names), s.node.Name, strings.Join(names, ", "))
+	return reconcile.Result{RequeueAfter: volumePoll}, false, nil
+}
+
+// deleteInstance asks the provider to delete the instance and waits until Exists is false.
+func (r *Reconciler) deleteInstance(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
+	view, pctx := r.providerView(ctx, s)
+	s.deletion.step = ReasonDeletingInstance
+	exists, err := r.callExists(pctx, view)
+	if err != nil {
+		s.deletion.message = fmt.Sprintf("looking up the instance failed, retrying: %v", err)
+		return reconcile.Result{}, false, err
+	}
+	if exists {
+		if err := r.callDelete(pctx, view); err != nil {
+			s.deletion.message = fmt.Sprintf("deleting the instance failed, retrying: %v", err)
+			return reconcile.Result{}, false, err
+		}
+		if exists, err = r.callExists(pctx, view); err != nil || exists {
+			s.deletion.message = "waiting for the provider to delete the instance"
+			return reconcile.Result{RequeueAfter: instancePoll}, false, err
+		}
+		r.Recorder.Eventf(s.machine, nil, "Normal", EventInstanceDeleted, "Delete", "deleted instance %s", s.machine.Spec.ProviderID)
+	}
+	return reconcile.Result{}, true, nil
+}
+
+// deleteNode deletes the Node object, retrying for at most nodeDeletionTimeoutSeconds.
+func (r *Reconciler) deleteNode(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
+	if s.node == nil {
+		return reconcile.Result{}, true, nil
+	}
+	m := s.machine
+	err := r.Client.Delete(ctx, s.node, client.Preconditions{UID: &s.node.UID})
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		if err == nil {
+			r.Recorder.Eventf(m, nil, "Normal", EventNodeDeleted, "Delete", "deleted Node %s", s.node.Name)
+		}
+		return reconcile.Result{}, true, nil
+	}
+	start := s.now
+	if d := m.Status.Deletion; d != nil && d.NodeDeletionStartTime != nil {
+		start = d.NodeDeletionStartTime.Time
+	} else {
+		s.nodeDelStart = &start
+	}
+	timeout := defaultNodeDeletionTimeout
+	if m.Spec.Deletion != nil && m.Spec.Deletion.NodeDeletionTimeoutSeconds != nil {
+		timeout = time.Duration(*m.Spec.Deletion.NodeDeletionTimeoutSeconds) * time.Second
+	}
+	if timeout > 0 && s.now.Sub(start) >= timeout {
+		r.Recorder.Eventf(m, nil, "Warning", EventNodeDeleteGaveUp, "Delete",
+			"could not delete Node %s within nodeDeletionTimeoutSeconds (%s), leaving it: %v", s.node.Name, timeout, err)
+		return reconcile.Result{}, true, nil
+	}
+	s.deletion.step = ReasonDeletingNode
+	s.deletion.message = fmt.Sprintf("deleting Node %s failed, retrying: %v", s.node.Name, err)
+	return reconcile.Result{RequeueAfter: nodeDeletePoll}, false, nil
+}
+
+// removeFinalizer lets the API server delete the Machine.
+func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
+	m := s.machine
+	patched := m.DeepCopy()
+	kept := patched.Finalizers[:0]
+	for _, f := range patched.Finalizers {
+		if f != v1beta1.MachineFinalizer {
+			kept = append(kept, f)
+		}
+	}
+	patched.Finalizers = kept
+	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(m, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		s.deletion.step = ReasonRemovingFinalizer
+		s.deletion.message = fmt.Sprintf("removing the finalizer failed, retrying: %v", err)
+		return reconcile.Result{}, false, fmt.Errorf("removing the finalizer of machine %s: %w", client.ObjectKeyFromObject(m), err)
+	}
+	s.finalizerRemoved = true
+	return reconcile.Result{}, true, nil
+}
+
+func drainedCondition(m *v1beta1.Machine) *metav1.Condition {
+	return meta.FindStatusCondition(m.Status.Conditions, v1beta1.DrainedCondition)
+}
+
+// seconds reads an optional timeout field of spec.deletion as a duration (0 when unset).
+func seconds(d *v1beta1.MachineDeletionSpec, field func(*v1beta1.MachineDeletionSpec) *int32) time.Duration {
+	if d == nil || field(d) == nil {
+		return 0
+	}
+	return time.Duration(*field(d)) * time.Second
+}

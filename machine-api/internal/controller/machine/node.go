@@ -1,0 +1,32 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// observeNode reads the Node the node linker linked to the Machine, if any.
+func (r *Reconciler) observeNode(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
+	ref := s.machine.Status.NodeRef
+	if ref == nil {
+		return reconcile.Result{}, true, nil
+	}
+	node := &corev1.Node{}
+	err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, node)
+	switch {
+	case apierrors.IsNotFound(err):
+		s.nodeMissing = true
+	case err != nil:
+		return reconcile.Result{}, false, fmt.Errorf("getting Node %s of machine %s: %w", ref.Name, s.machine.Name, err)
+	case ref.UID != "" && node.UID != ref.UID:
+		s.nodeMissing = true // a different Node now has that name
+	default:
+		s.node = node
+	}
+	return reconcile.Result{}, true, nil
+}

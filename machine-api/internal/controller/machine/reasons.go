@@ -1,0 +1,46 @@
+package machine
+
+// Condition reasons the machine controller writes, and event reasons.
+const (
+	// InstanceProvisioned reasons.
+	ReasonPending              = "Pending"
+	ReasonProvisioning         = "Provisioning"
+	ReasonInstanceExists       = "InstanceExists"
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	ReasonInstanceMissing      = "InstanceMissing"
+	ReasonMachineClassNotFound = "MachineClassNotFound"
+	ReasonProviderError        = "ProviderError"
+	ReasonProviderWaiting      = "ProviderWaiting"
+
+	// Ready reasons.
+	ReasonNodeReady      = "NodeReady"
+	ReasonWaitingForNode = "WaitingForNode"
+	ReasonNodeNotReady   = "NodeNotReady"
+	ReasonNodeNotFound   = "NodeNotFound"
+	ReasonFailed         = "Failed"
+	ReasonDeleting       = "Deleting"
+
+	// Deleting reasons: the step deletion waits on.
+	ReasonWaitingForPreDrainHooks     = "WaitingForPreDrainHooks"
+	ReasonDrainingNode                = "DrainingNode"
+	ReasonWaitingForVolumeDetach      = "WaitingForVolumeDetach"
+	ReasonWaitingForPreTerminateHooks = "WaitingForPreTerminateHooks"
+	ReasonDeletingInstance            = "DeletingInstance"
+	ReasonDeletingNode                = "DeletingNode"
+	ReasonRemovingFinalizer           = "RemovingFinalizer"
+
+	// Drained reasons.
+	ReasonDraining     = "Draining"
+	ReasonDrained      = "Drained"
+	ReasonDrainSkipped = "DrainSkipped"
+	ReasonDrainTimeout = "DrainTimeout"
+
+	// Event reasons without a condition of their own.
+	EventInstanceCreated    = "InstanceCreated"
+	EventInstanceAdopted    = "InstanceAdopted"
+	EventInstanceDeleted    = "InstanceDeleted"
+	EventNodeDeleted        = "NodeDeleted"
+	EventNodeDeleteGaveUp   = "NodeDeletionTimeout"
+	EventVolumeDetachGaveUp = "VolumeDetachTimeout"
+	EventRunning            = "Running"
+)

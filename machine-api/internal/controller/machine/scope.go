@@ -1,0 +1,57 @@
+package machine
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"machineapi.dev/drain"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// scope is what one reconcile learned. Steps fill it in; computeStatus turns it into status.
+type scope struct {
+	machine *v1beta1.Machine // as read; steps never change its status directly
+	class   *v1beta1.MachineClass
+	now     time.Time
+
+	// Create path.
+	classMissing      string           // why the MachineClass could not be used
+	startProvisioning bool             // the Machine moves to Provisioning now, before Create
+	observed          *v1beta1.Machine // the provider's view after Create/Update (providerID, addresses, providerStatus)
+	providerErr       error            // a transient provider failure, reported in InstanceProvisioned
+	providerWait      string           // a provider's RequeueAfter reason
+	failure           *failure         // a terminal failure found in this reconcile
+
+	// Node.
+	node        *corev1.Node
+	nodeMissing bool // status.nodeRef names a Node that does not exist
+
+	// Delete path.
+	deletion         *deletionState
+	drainStart       *time.Time
+	volumeStart      *time.Time
+	nodeDelStart     *time.Time
+	finalizerRemoved bool
+}
+
+type failure struct {
+	reason  v1beta1.MachineFailureReason
+	message string
+}
+
+// deletionState says where the delete pipeline stopped.
+type deletionState struct {
+	step    string // a Deleting condition reason
+	message string
+	drain   *drainState
+}
+
+// drainState is the outcome of the drain step, for the Drained condition.
+type drainState struct {
+	done    bool
+	reason  string
+	message string
+	result  *drain.Result
+}

@@ -1,0 +1,174 @@
+package machine
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// computeStatus returns the Machine's new status from what the reconcile in s observed. It makes no
+// API calls. Fields the machine controller does not own are carried over from the Machine as read.
+func computeStatus(s *scope) v1beta1.MachineStatus {
+	m := s.machine
+	st := *m.Status.DeepCopy()
+	now := metav1.NewTime(s.now)
+
+	if o := s.observed; o != nil {
+		st.Addresses = o.Status.Addresses
+		st.ProviderStatus = o.Status.ProviderStatus
+	}
+	providerID := m.Spec.ProviderID
+	if s.observed != nil && s.observed.Spec.ProviderID != "" {
+		providerID = s.observed.Spec.ProviderID
+	}
+	if providerID != "" && st.ProvisionedTime == nil {
+		st.ProvisionedTime = &now
+	}
+	if s.node != nil && s.node.Status.NodeInfo.KubeletVersion != "" {
+		st.Versions = &v1beta1.MachineStatusVersions{Kubelet: s.node.Status.NodeInfo.KubeletVersion}
+	}
+
+	switch {
+	case s.failure != nil:
+		st.FailureReason = ptr.To(s.failure.reason)
+		st.FailureMessage = ptr.To(s.failure.message)
+	case st.Phase == v1beta1.MachinePhaseFailed && s.startProvisioning:
+		// A Failed machine whose spec changed gets another try.
+		st.FailureReason, st.FailureMessage = nil, nil
+	}
+	failed := st.FailureReason != nil
+
+	st.Phase = phase(m, st, providerID, s, failed)
+	setInstanceProvisioned(&st, s, providerID, failed, m.Generation)
+	setReady(&st, s, failed, m.Generation)
+	setDeletion(&st, s, m.Generation)
+
+	if st.Phase != m.Status.Phase {
+		st.LastUpdated = &now
+	}
+	st.ObservedGeneration = m.Generation
+	return st
+}
+
+func phase(m *v1beta1.Machine, st v1beta1.MachineStatus, providerID string, s *scope, failed bool) v1beta1.MachinePhase {
+	switch {
+	case !m.DeletionTimestamp.IsZero():
+		return v1beta1.MachinePhaseDeleting
+	case failed:
+		return v1beta1.MachinePhaseFailed
+	case providerID == "" && (s.startProvisioning || st.Phase == v1beta1.MachinePhaseProvisioning):
+		return v1beta1.MachinePhaseProvisioning
+	case providerID == "":
+		return v1beta1.MachinePhasePending
+	case st.Phase == v1beta1.MachinePhaseRunning && st.NodeRef != nil:
+		return v1beta1.MachinePhaseRunning // stays Running while linked; Ready tells current health
+	case st.NodeRef != nil && s.node != nil && nodeReady(s.node) == corev1.ConditionTrue:
+		return v1beta1.MachinePhaseRunning
+	default:
+		return v1beta1.MachinePhaseProvisioned
+	}
+}
+
+func setInstanceProvisioned(st *v1beta1.MachineStatus, s *scope, providerID string, failed bool, gen int64) {
+	c := metav1.Condition{Type: v1beta1.InstanceProvisionedCondition, ObservedGeneration: gen}
+	switch {
+	case failed && st.FailureReason != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(*st.FailureReason), ptr.Deref(st.FailureMessage, "")
+	case providerID != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonInstanceExists, fmt.Sprintf("instance %s exists", providerID)
+	case s.classMissing != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonMachineClassNotFound, s.classMissing
+	case s.providerErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonProviderError
+		c.Message = fmt.Sprintf("the provider failed, retrying with backoff: %v", s.providerErr)
+	case s.providerWait != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonProviderWaiting, s.providerWait
+	case st.Phase == v1beta1.MachinePhaseProvisioning:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonProvisioning, "creating the instance"
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonPending, "the instance has not been requested yet"
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+func setReady(st *v1beta1.MachineStatus, s *scope, failed bool, gen int64) {
+	c := metav1.Condition{Type: v1beta1.ReadyCondition, Status: metav1.ConditionFalse, ObservedGeneration: gen}
+	switch {
+	case st.Phase == v1beta1.MachinePhaseDeleting:
+		c.Reason, c.Message = ReasonDeleting, "the machine is being deleted"
+	case failed:
+		c.Reason, c.Message = ReasonFailed, "the machine failed: "+ptr.Deref(st.FailureMessage, "")
+	case st.NodeRef == nil:
+		c.Reason, c.Message = ReasonWaitingForNode, "waiting for the instance's Node to register and be linked"
+	case s.nodeMissing:
+		c.Reason, c.Message = ReasonNodeNotFound, fmt.Sprintf("Node %s no longer exists", st.NodeRef.Name)
+	case s.node == nil:
+		c.Reason, c.Message = ReasonWaitingForNode, fmt.Sprintf("waiting to observe Node %s", st.NodeRef.Name)
+	default:
+		cond := nodeReadyCondition(s.node)
+		if cond != nil && cond.Status == corev1.ConditionTrue {
+			c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonNodeReady, fmt.Sprintf("Node %s is Ready", s.node.Name)
+		} else {
+			c.Reason, c.Message = ReasonNodeNotReady, fmt.Sprintf("Node %s is not Ready", s.node.Name)
+			if cond != nil {
+				c.Message = fmt.Sprintf("Node %s is not Ready (Ready=%s, %s: %s)", s.node.Name, cond.Status, cond.Reason, cond.Message)
+			}
+		}
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+func setDeletion(st *v1beta1.MachineStatus, s *scope, gen int64) {
+	d := s.deletion
+	if d == nil || d.step == "" {
+		return
+	}
+	if s.drainStart != nil || s.volumeStart != nil || s.nodeDelStart != nil {
+		if st.Deletion == nil {
+			st.Deletion = &v1beta1.MachineDeletionStatus{}
+		}
+		setOnce(&st.Deletion.NodeDrainStartTime, s.drainStart)
+		setOnce(&st.Deletion.WaitForNodeVolumeDetachStartTime, s.volumeStart)
+		setOnce(&st.Deletion.NodeDeletionStartTime, s.nodeDelStart)
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: v1beta1.DeletingCondition, Status: metav1.ConditionTrue, Reason: d.step, Message: d.message, ObservedGeneration: gen,
+	})
+	if dr := d.drain; dr != nil {
+		status := metav1.ConditionFalse
+		if dr.done {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: v1beta1.DrainedCondition, Status: status, Reason: dr.reason, Message: dr.message, ObservedGeneration: gen,
+		})
+	}
+}
+
+func setOnce(field **metav1.Time, t *time.Time) {
+	if *field == nil && t != nil {
+		*field = ptr.To(metav1.NewTime(*t))
+	}
+}
+
+func nodeReadyCondition(node *corev1.Node) *corev1.NodeCondition {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == corev1.NodeReady {
+			return &node.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func nodeReady(node *corev1.Node) corev1.ConditionStatus {
+	if c := nodeReadyCondition(node); c != nil {
+		return c.Status
+	}
+	return corev1.ConditionUnknown
+}

@@ -1,0 +1,8 @@
+// Package machineclass keeps a MachineClass from being deleted while Machines refer to it: it
+// puts the machine.machineapi.dev/machineclass finalizer on a class as soon as a Machine uses it and
+// removes it once none does, so deleting an unused class is immediate and deleting a used one waits
+// (with a Warning event naming the Machines) until they are gone or point elsewhere.
+//
+// Machines are found through the machine controller's spec.providerSpec.machineClass.name index.
+// There are no timed requeues: Machine events bring the class back.
+package machineclass

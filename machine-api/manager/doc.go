@@ -1,0 +1,19 @@
+// Package manager runs every machine-api controller — Machines, MachineClasses, MachineSets,
+// MachineDeployments, MachineHealthChecks — plus the node linker for Machines, around a provider.
+// It is all a provider's main.go needs:
+//
+//	func main() {
+//		opts := manager.DefaultOptions()
+//		opts.AddFlags(flag.CommandLine)
+//		flag.Parse()
+//		if err := manager.Run(ctrl.SetupSignalHandler(), myprovider.New(), opts); err != nil {
+//			os.Exit(1)
+//		}
+//	}
+//
+// Run builds the client configuration from --kubeconfig (or the in-cluster configuration), and
+// gives the manager leader election, /healthz and /readyz probes, a Prometheus /metrics endpoint, an
+// optional pprof endpoint, namespace and label-selector scoping, high client QPS/burst defaults and a
+// graceful shutdown on SIGTERM. A provider that needs to watch objects or run background work
+// implements ManagerSetup; the simulated provider does so to play the kubelet.
+package manager

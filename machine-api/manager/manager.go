@@ -1,0 +1,184 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"machineapi.dev/drain"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/controller/machine"
+	"machineapi.dev/machine-api/internal/controller/machineclass"
+	"machineapi.dev/machine-api/internal/machinelink"
+	"machineapi.dev/machine-api/provider"
+)
+
+// ManagerSetup is implemented by providers that need the manager: to watch objects, run
+// background work, or use its client. New calls SetupWithManager before starting anything.
+type ManagerSetup interface {
+	SetupWithManager(mgr ctrl.Manager) error
+}
+
+// Scheme returns a scheme with the Kubernetes built-in types and machine.machineapi.dev/v1beta1.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntimeMust(clientgoscheme.AddToScheme(s))
+	utilruntimeMust(v1beta1.AddToScheme(s))
+	return s
+}
+
+func utilruntimeMust(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// Run starts the manager for provider p with the client configuration of --kubeconfig (or the
+// in-cluster one) and blocks until ctx is cancelled.
+func Run(ctx context.Context, p provider.Provider, o Options) error {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the API server configuration (pass --kubeconfig or run in a cluster): %w", err)
+	}
+	mgr, err := New(ctx, cfg, p, o)
+	if err != nil {
+		return err
+	}
+	ctrl.Log.WithName("machine-manager").Info("starting", "namespace", o.Namespace, "machineSelector", o.MachineSelector,
+		"leaderElection", o.LeaderElection, "qps", o.QPS, "burst", o.Burst)
+	return mgr.Start(ctx)
+}
+
+// New builds a manager running every machine-api controller around provider p. Start it with
+// mgr.Start.
+func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) (ctrl.Manager, error) {
+	if p == nil {
+		return nil, errors.New("manager: a provider is required")
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	selector := labels.Everything()
+	if o.MachineSelector != "" {
+		sel, err := labels.Parse(o.MachineSelector)
+		if err != nil {
+			return nil, fmt.Errorf("--machine-selector %q is not a label selector: %w", o.MachineSelector, err)
+		}
+		selector = sel
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        o.LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaseDuration:           &o.LeaseDuration,
+		RenewDeadline:           &o.RenewDeadline,
+		RetryPeriod:             &o.RetryPeriod,
+		// Leaving leadership ends the process quickly, so a new leader takes over at once.
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr.To(o.GracefulShutdownTimeout),
+		Cache:                         cacheOptions(o, selector),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error { return readyCheck(mgr, req) }); err != nil {
+		return nil, err
+	}
+	if err := setupControllers(ctx, mgr, cfg, p, o, selector); err != nil {
+		return nil, err
+	}
+	if s, ok := p.(ManagerSetup); ok {
+		if err := s.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the provider: %w", err)
+		}
+	}
+	return mgr, nil
+}
+
+// cacheOptions scopes the cache: one namespace if asked, only selected Machines, and no managed
+// fields kept in memory.
+func cacheOptions(o Options, selector labels.Selector) cache.Options {
+	opts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&v1beta1.Machine{}: {Label: selector},
+		},
+	}
+	if o.Namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
+		// Nodes are cluster-scoped; they are cached whatever the namespace.
+		opts.ByObject[&corev1.Node{}] = cache.ByObject{Namespaces: map[string]cache.Config{cache.AllNamespaces: {}}}
+	}
+	return opts
+}
+
+func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p provider.Provider, o Options, selector labels.Selector) error {
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	drainOpts := drain.Options{DeleteEmptyDirData: o.DrainDeleteEmptyDirData, Clock: o.Clock}
+	if o.DrainGracePeriodSeconds >= 0 {
+		drainOpts.GracePeriodSeconds = ptr.To(o.DrainGracePeriodSeconds)
+	}
+	drainer, err := drain.New(clientset, drainOpts)
+	if err != nil {
+		return fmt.Errorf("configuring the drain: %w", err)
+	}
+	machines := &machine.Reconciler{
+		Client:                  mgr.GetClient(),
+		Provider:                p,
+		Drainer:                 drainer,
+		Recorder:                mgr.GetEventRecorder("machine-controller"),
+		Clock:                   o.Clock,
+		MaxConcurrentReconciles: o.MachineConcurrency,
+	}
+	if err := machines.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the machine controller: %w", err)
+	}
+	if err := metrics.Registry.Register(machine.PhaseCollector{Reader: mgr.GetClient()}); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if !errors.As(err, &already) {
+			return err
+		}
+	}
+	classes := &machineclass.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("machineclass-controller")}
+	if err := classes.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the machineclass controller: %w", err)
+	}
+	if err := machinelink.Setup(ctx, mgr, mgr, machinelink.Options{
+		Namespace: o.Namespace, Selector: selector, MaxConcurrentReconciles: o.MachineConcurrency,
+	}); err != nil {
+		return fmt.Errorf("setting up the node linker: %w", err)
+	}
+	return nil
+}

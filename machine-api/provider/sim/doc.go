@@ -1,0 +1,27 @@
+// Package sim is the simulated provider: a real Provider for local runs, tests and benchmarks that
+// needs no cloud. Its instances are records in a store (in memory, or one JSON file per instance
+// under Options.StateDir so they survive a manager restart), and it plays the kubelet for the Nodes
+// of its instances.
+//
+// What it does:
+//
+//   - Create records an instance keyed by the Machine's UID (so calling it again finds the same
+//     instance), with providerID sim:///<machine-uid>, an InternalIP from 10.128.0.0/9 and a
+//     hostname, and registers the instance's Node — already Ready, with capacity from the
+//     MachineClass's nodeTemplate or the instance type — once the boot delay has passed. With no
+//     boot delay the Node is created within Create.
+//   - Exists and Delete look the instance up by the Machine's UID; deleting a missing instance
+//     succeeds. Deleting the Node object is left to the machine controller, as with a real cloud.
+//   - The kubelet part (SetupWithManager) keeps each Node's Ready condition and Lease fresh every
+//     Options.HeartbeatInterval, marks pods bound to its Nodes Running, and finishes pods that are
+//     terminating (the eviction or deletion the drain started), recording each one. A Node whose
+//     instance is gone, or that a fault knob made NotReady, is no longer served: its Ready condition
+//     turns Unknown or False and its terminating pods stay, as on a real unreachable node.
+//
+// Fault knobs, as Machine annotations (see knobs.go) or Options: fail creates with an invalid
+// configuration or transient errors, slow creates, a boot delay, a Node that goes NotReady after a
+// while, an instance that vanishes, a fixed InternalIP (to provoke duplicates).
+//
+// The providerSpec is {"instanceType": "small"|"medium"|"large"} (default small); anything else is
+// an invalid configuration.
+package sim

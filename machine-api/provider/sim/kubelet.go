@@ -1,0 +1,207 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes/status,verbs=update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=update;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+
+// SetupWithManager gives the provider the manager's client and starts its simulated kubelet: the
+// booter that registers Nodes, a controller keeping each Node's Ready condition and Lease, and one
+// playing the kubelet for pods on its Nodes.
+func (p *Provider) SetupWithManager(mgr ctrl.Manager) error {
+	p.WithClient(mgr.GetClient())
+	if err := mgr.Add(booter{p: p}); err != nil {
+		return err
+	}
+	simNode := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		n, ok := o.(*corev1.Node)
+		_, sim := instanceID(n.Spec.ProviderID)
+		return ok && sim
+	})
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("sim-kubelet-node").
+		For(&corev1.Node{}, builder.WithPredicates(simNode)).
+		Watches(&v1beta1.Machine{}, handler.EnqueueRequestsFromMapFunc(p.nodeOfMachine)).
+		Complete(reconcile.Func(p.reconcileNode))
+	if err != nil {
+		return err
+	}
+	bound := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		pod, ok := o.(*corev1.Pod)
+		return ok && pod.Spec.NodeName != ""
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("sim-kubelet-pod").
+		For(&corev1.Pod{}, builder.WithPredicates(bound)).
+		Complete(reconcile.Func(p.reconcilePod))
+}
+
+// nodeOfMachine maps a Machine to its instance's Node, so fault knobs take effect at once.
+func (p *Provider) nodeOfMachine(_ context.Context, o client.Object) []reconcile.Request {
+	if inst, ok := p.store.get(o.GetUID()); ok && inst.Registered {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: inst.NodeName}}}
+	}
+	return nil
+}
+
+// desiredReady is the Ready status the simulated kubelet reports for inst, and when it next changes.
+func (p *Provider) desiredReady(ctx context.Context, inst Instance, found bool, now time.Time) (corev1.ConditionStatus, time.Duration) {
+	if !found {
+		return corev1.ConditionUnknown, 0 // the instance is gone: nobody posts status any more
+	}
+	m := &v1beta1.Machine{}
+	if err := p.getClient().Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: inst.Machine}, m); err != nil || m.UID != inst.ID {
+		return corev1.ConditionTrue, 0
+	}
+	if _, ok := m.Annotations[UnreachableAnnotation]; ok {
+		return corev1.ConditionUnknown, 0
+	}
+	if v, ok := m.Annotations[NotReadyAfterAnnotation]; ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			if at := inst.BootAt.Add(d); now.Before(at) {
+				return corev1.ConditionTrue, at.Sub(now)
+			}
+			return corev1.ConditionFalse, 0
+		}
+	}
+	return corev1.ConditionTrue, 0
+}
+
+func (p *Provider) reconcileNode(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	c := p.getClient()
+	node := &corev1.Node{}
+	if err := c.Get(ctx, req.NamespacedName, node); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	id, ok := instanceID(node.Spec.ProviderID)
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	now := p.opts.Clock.Now()
+	inst, found := p.store.get(id)
+	want, next := p.desiredReady(ctx, inst, found, now)
+
+	var cond *corev1.NodeCondition
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == corev1.NodeReady {
+			cond = &node.Status.Conditions[i]
+		}
+	}
+	served := want != corev1.ConditionUnknown
+	switch {
+	case cond == nil || cond.Status != want:
+		updated := readyCondition(want, metav1.NewTime(now))
+		patch := client.MergeFrom(node.DeepCopy())
+		setNodeCondition(node, updated)
+		if err := c.Status().Patch(ctx, node, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("sim: setting Node %s Ready=%s: %w", node.Name, want, err)
+		}
+	case served && heartbeatDue(cond, now, p.opts.HeartbeatInterval):
+		patch := client.MergeFrom(node.DeepCopy())
+		cond.LastHeartbeatTime = metav1.NewTime(now)
+		if err := c.Status().Patch(ctx, node, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("sim: heartbeat of Node %s: %w", node.Name, err)
+		}
+		if err := p.renewLease(ctx, c, node); err != nil {
+			return reconcile.Result{}, fmt.Errorf("sim: renewing the Lease of Node %s: %w", node.Name, err)
+		}
+	}
+	if served && p.opts.HeartbeatInterval > 0 {
+		next = minPositive(next, p.opts.HeartbeatInterval)
+	}
+	return reconcile.Result{RequeueAfter: next}, nil
+}
+
+func setNodeCondition(node *corev1.Node, c corev1.NodeCondition) {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == c.Type {
+			node.Status.Conditions[i] = c
+			return
+		}
+	}
+	node.Status.Conditions = append(node.Status.Conditions, c)
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 {
+		return b
+	}
+	return min(a, b)
+}
+
+// reconcilePod plays the kubelet for one pod on a served sim Node: it starts pending pods and
+// finishes terminating ones (recording each), so a drain completes. Pods on an unreachable Node
+// (Ready Unknown: no kubelet answers) are left as they are; a NotReady kubelet still serves them.
+func (p *Provider) reconcilePod(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	c := p.getClient()
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	node := &corev1.Node{}
+	if err := c.Get(ctx, types.NamespacedName{Name: pod.Spec.NodeName}, node); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	id, ok := instanceID(node.Spec.ProviderID)
+	if !ok || !kubeletAnswers(node) {
+		return reconcile.Result{}, nil
+	}
+	if _, found := p.store.get(id); !found {
+		return reconcile.Result{}, nil
+	}
+	if pod.DeletionTimestamp != nil {
+		if len(pod.Finalizers) > 0 {
+			return reconcile.Result{}, nil // someone else still holds the pod
+		}
+		err := c.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return reconcile.Result{}, nil
+		}
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("sim: finishing pod %s: %w", req.NamespacedName, err)
+		}
+		_, _, err = p.store.update(id, func(i *Instance) { i.PodsRemoved++ })
+		return reconcile.Result{}, err
+	}
+	if pod.Status.Phase == corev1.PodPending || pod.Status.Phase == "" {
+		patch := client.MergeFrom(pod.DeepCopy())
+		now := metav1.NewTime(p.opts.Clock.Now())
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.StartTime = &now
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		if err := c.Status().Patch(ctx, pod, patch); err != nil && !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("sim: starting pod %s: %w", req.NamespacedName, err)
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// kubeletAnswers reports whether the Node's kubelet still posts status (Ready is not Unknown).
+func kubeletAnswers(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status != corev1.ConditionUnknown
+		}
+	}
+	return false
+}

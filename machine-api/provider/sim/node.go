@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Ready condition reasons, as a real kubelet and node lifecycle controller write them.
+const (
+	reasonKubeletReady    = "KubeletReady"
+	reasonKubeletNotReady = "KubeletNotReady"
+	reasonStatusUnknown   = "NodeStatusUnknown"
+)
+
+// register creates the instance's Node, Ready, in one write (Nodes accept status on create), and
+// marks the instance registered. A Node that already exists counts as registered.
+func (p *Provider) register(ctx context.Context, inst Instance) error {
+	c := p.getClient()
+	if c == nil {
+		return fmt.Errorf("sim: no client to register Node %s with: call SetupWithManager or WithClient", inst.NodeName)
+	}
+	now := metav1.NewTime(p.opts.Clock.Now())
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: inst.NodeName,
+			Labels: map[string]string{
+				corev1.LabelHostname:           inst.NodeName,
+				corev1.LabelInstanceTypeStable: inst.InstanceType,
+				corev1.LabelOSStable:           "linux",
+				corev1.LabelArchStable:         "amd64",
+				InstanceLabel:                  string(inst.ID),
+			},
+		},
+		Spec: corev1.NodeSpec{ProviderID: inst.ProviderID},
+		Status: corev1.NodeStatus{
+			Capacity:    inst.Capacity,
+			Allocatable: inst.Capacity,
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: inst.InternalIP},
+				{Type: corev1.NodeHostName, Address: inst.NodeName},
+			},
+			Conditions: []corev1.NodeCondition{readyCondition(corev1.ConditionTrue, now)},
+			NodeInfo: corev1.NodeSystemInfo{
+				KubeletVersion:  inst.Kubelet,
+				OperatingSystem: "linux",
+				Architecture:    "amd64",
+				OSImage:         "machineapi sim",
+			},
+		},
+	}
+	if err := c.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("sim: registering Node %s: %w", inst.NodeName, err)
+	}
+	_, _, err := p.store.update(inst.ID, func(i *Instance) { i.Registered = true })
+	return err
+}
+
+func readyCondition(status corev1.ConditionStatus, now metav1.Time) corev1.NodeCondition {
+	c := corev1.NodeCondition{Type: corev1.NodeReady, Status: status, LastHeartbeatTime: now, LastTransitionTime: now}
+	switch status {
+	case corev1.ConditionTrue:
+		c.Reason, c.Message = reasonKubeletReady, "kubelet is posting ready status (simulated)"
+	case corev1.ConditionFalse:
+		c.Reason, c.Message = reasonKubeletNotReady, "the simulated kubelet reports NotReady (fault knob)"
+	default:
+		c.Reason, c.Message = reasonStatusUnknown, "Kubelet stopped posting node status."
+	}
+	return c
+}
+
+// instanceID returns the instance UID behind a sim providerID.
+func instanceID(providerID string) (types.UID, bool) {
+	id, ok := strings.CutPrefix(providerID, ProviderIDPrefix)
+	return types.UID(id), ok && id != ""
+}
+
+// renewLease creates or renews the Node's Lease in kube-node-lease.
+func (p *Provider) renewLease(ctx context.Context, c client.Client, node *corev1.Node) error {
+	now := metav1.NewMicroTime(p.opts.Clock.Now())
+	lease := &coordinationv1.Lease{}
+	key := types.NamespacedName{Namespace: corev1.NamespaceNodeLease, Name: node.Name}
+	err := c.Get(ctx, key, lease)
+	if apierrors.IsNotFound(err) {
+		lease = &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node.Name), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now},
+		}
+		return client.IgnoreAlreadyExists(c.Create(ctx, lease))
+	}
+	if err != nil {
+		return err
+	}
+	lease.Spec.RenewTime = &now
+	return c.Update(ctx, lease)
+}
+
+// heartbeatDue reports whether the Ready condition's heartbeat is older than interval.
+func heartbeatDue(cond *corev1.NodeCondition, now time.Time, interval time.Duration) bool {
+	return interval > 0 && cond != nil && now.Sub(cond.LastHeartbeatTime.Time) >= interval
+}

@@ -1,0 +1,274 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/provider"
+)
+
+// ProviderIDPrefix starts every providerID of this provider.
+const ProviderIDPrefix = "sim:///"
+
+// Options configure the simulated provider.
+type Options struct {
+	// BootDelay is how long after Create an instance's Node registers.
+	BootDelay time.Duration
+	// StateDir, when set, keeps one JSON file per instance there, so instances survive restarts.
+	StateDir string
+	// HeartbeatInterval is how often the simulated kubelet renews each Node's Ready condition and
+	// Lease. 0 means 40s; negative turns heartbeats off (the Ready condition still changes).
+	HeartbeatInterval time.Duration
+	// CreateFailureRate is the fraction of Create calls that fail with a transient error.
+	CreateFailureRate float64
+	// CallFailureRate is the fraction of Exists, Update and Delete calls that fail transiently.
+	CallFailureRate float64
+	// SlowCreateRate is the fraction of Create calls that take SlowCreateDelay before answering.
+	SlowCreateRate  float64
+	SlowCreateDelay time.Duration
+	// KubeletVersion is the version Nodes report when the Machine names none. Default v1.37.2.
+	KubeletVersion string
+	// Clock is the time source; tests step a fake one. Default: the real clock.
+	Clock clock.WithTicker
+	// Seed seeds the fault-injection randomness; 0 picks one.
+	Seed uint64
+}
+
+// AddFlags binds the options to command-line flags prefixed with --sim-.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&o.BootDelay, "sim-boot-delay", 2*time.Second, "how long a simulated instance takes to register its Node")
+	fs.StringVar(&o.StateDir, "sim-state-dir", "", "folder keeping the simulated instances across restarts (empty: in memory)")
+	fs.DurationVar(&o.HeartbeatInterval, "sim-heartbeat-interval", 40*time.Second, "how often simulated kubelets renew Node status and Leases (negative: never)")
+	fs.Float64Var(&o.CreateFailureRate, "sim-create-failure-rate", 0, "fraction of Create calls that fail with a transient error")
+	fs.Float64Var(&o.CallFailureRate, "sim-call-failure-rate", 0, "fraction of Exists, Update and Delete calls that fail with a transient error")
+	fs.Float64Var(&o.SlowCreateRate, "sim-slow-create-rate", 0, "fraction of Create calls that are slow")
+	fs.DurationVar(&o.SlowCreateDelay, "sim-slow-create-delay", 5*time.Second, "how long a slow Create takes")
+}
+
+// Provider is the simulated provider. Create one with New; give it a client with
+// SetupWithManager (which also starts its kubelet) or WithClient.
+type Provider struct {
+	opts  Options
+	store *store
+
+	mu     sync.Mutex
+	client client.Client
+	rng    *rand.Rand
+	wake   chan struct{}
+}
+
+var _ provider.Provider = &Provider{}
+
+// New returns a simulated provider.
+func New(opts Options) (*Provider, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.HeartbeatInterval == 0 {
+		opts.HeartbeatInterval = 40 * time.Second
+	}
+	if opts.KubeletVersion == "" {
+		opts.KubeletVersion = "v1.37.2"
+	}
+	for name, rate := range map[string]float64{"create failure": opts.CreateFailureRate, "call failure": opts.CallFailureRate, "slow create": opts.SlowCreateRate} {
+		if rate < 0 || rate > 1 {
+			return nil, fmt.Errorf("sim: the %s rate must be between 0 and 1, got %v", name, rate)
+		}
+	}
+	st, err := newStore(opts.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = uint64(opts.Clock.Now().UnixNano())
+	}
+	return &Provider{opts: opts, store: st, rng: rand.New(rand.NewPCG(seed, seed>>1)), wake: make(chan struct{}, 1)}, nil
+}
+
+// WithClient gives the provider the client it registers Nodes with, for use without a manager.
+func (p *Provider) WithClient(c client.Client) *Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.client = c
+	return p
+}
+
+func (p *Provider) getClient() client.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.client
+}
+
+// Instances returns every instance the provider holds, oldest first.
+func (p *Provider) Instances() []Instance { return p.store.list() }
+
+// CreatedInstances is how many instances this provider object ever created (not found again).
+func (p *Provider) CreatedInstances() int {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	return p.store.created
+}
+
+// Create implements provider.Provider.
+func (p *Provider) Create(ctx context.Context, m *v1beta1.Machine) error {
+	if msg, ok := m.Annotations[FailCreateAnnotation]; ok {
+		return provider.InvalidConfiguration("%s (the %s annotation asked for this failure)", msg, FailCreateAnnotation)
+	}
+	spec, err := parseSpec(m)
+	if err != nil {
+		return err
+	}
+	bootDelay, err := p.bootDelay(m)
+	if err != nil {
+		return err
+	}
+	if p.chance(p.opts.CreateFailureRate) {
+		return errors.New("sim: simulated transient failure while creating the instance (--sim-create-failure-rate)")
+	}
+	if p.chance(p.opts.SlowCreateRate) {
+		select {
+		case <-p.opts.Clock.After(p.opts.SlowCreateDelay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	now := p.opts.Clock.Now()
+	inst, _, err := p.store.getOrCreate(m.UID, func(next netip.Addr) Instance {
+		inst := Instance{
+			ID:           m.UID,
+			Namespace:    m.Namespace,
+			Machine:      m.Name,
+			ProviderID:   ProviderIDPrefix + string(m.UID),
+			NodeName:     nodeName(m),
+			InternalIP:   next.String(),
+			InstanceType: spec.InstanceType,
+			Capacity:     capacity(provider.MachineClassFrom(ctx), spec),
+			Kubelet:      p.opts.KubeletVersion,
+			CreatedAt:    now,
+		}
+		if ip := m.Annotations[InternalIPAnnotation]; ip != "" {
+			inst.InternalIP = ip
+		}
+		if m.Spec.Versions != nil && m.Spec.Versions.Kubelet != "" {
+			inst.Kubelet = m.Spec.Versions.Kubelet
+		}
+		if _, never := m.Annotations[NeverBootAnnotation]; !never {
+			inst.BootAt = now.Add(bootDelay)
+		}
+		return inst
+	})
+	if err != nil {
+		return fmt.Errorf("sim: recording the instance: %w", err)
+	}
+	if !inst.Registered && !inst.BootAt.IsZero() {
+		if !inst.BootAt.After(now) {
+			if err := p.register(ctx, inst); err != nil {
+				return err
+			}
+		} else {
+			p.kickBooter()
+		}
+	}
+	describe(m, inst)
+	return nil
+}
+
+// Update implements provider.Provider: it refreshes the Machine's addresses and provider status.
+func (p *Provider) Update(_ context.Context, m *v1beta1.Machine) error {
+	if p.chance(p.opts.CallFailureRate) {
+		return errors.New("sim: simulated transient failure while updating the instance (--sim-call-failure-rate)")
+	}
+	if inst, ok := p.store.get(m.UID); ok {
+		describe(m, inst)
+	}
+	return nil
+}
+
+// Exists implements provider.Provider. The vanish knob deletes the instance first.
+func (p *Provider) Exists(_ context.Context, m *v1beta1.Machine) (bool, error) {
+	if p.chance(p.opts.CallFailureRate) {
+		return false, errors.New("sim: simulated transient failure while looking up the instance (--sim-call-failure-rate)")
+	}
+	if _, vanish := m.Annotations[VanishAnnotation]; vanish {
+		if _, err := p.store.delete(m.UID); err != nil {
+			return false, err
+		}
+	}
+	_, ok := p.store.get(m.UID)
+	return ok, nil
+}
+
+// Delete implements provider.Provider.
+func (p *Provider) Delete(_ context.Context, m *v1beta1.Machine) error {
+	if p.chance(p.opts.CallFailureRate) {
+		return errors.New("sim: simulated transient failure while deleting the instance (--sim-call-failure-rate)")
+	}
+	_, err := p.store.delete(m.UID)
+	return err
+}
+
+func (p *Provider) bootDelay(m *v1beta1.Machine) (time.Duration, error) {
+	v, ok := m.Annotations[BootDelayAnnotation]
+	if !ok {
+		return p.opts.BootDelay, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, provider.InvalidConfiguration("annotation %s=%q is not a duration such as 30s", BootDelayAnnotation, v)
+	}
+	return d, nil
+}
+
+func (p *Provider) chance(rate float64) bool {
+	if rate <= 0 {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rng.Float64() < rate
+}
+
+// describe writes what the provider knows about inst onto the Machine.
+func describe(m *v1beta1.Machine, inst Instance) {
+	m.Spec.ProviderID = inst.ProviderID
+	m.Status.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: inst.InternalIP},
+		{Type: corev1.NodeHostName, Address: inst.NodeName},
+	}
+	state := "booting"
+	if inst.Registered {
+		state = "running"
+	} else if inst.BootAt.IsZero() {
+		state = "stuck"
+	}
+	raw, _ := json.Marshal(map[string]string{"instanceID": string(inst.ID), "instanceType": inst.InstanceType, "state": state})
+	m.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
+}
+
+// nodeName is the Machine's name plus five characters of its UID, unique across namespaces.
+func nodeName(m *v1beta1.Machine) string {
+	name := m.Name
+	if len(name) > 240 {
+		name = name[:240]
+	}
+	uid := strings.ReplaceAll(string(m.UID), "-", "")
+	if len(uid) > 5 {
+		uid = uid[:5]
+	}
+	return strings.TrimRight(name, "-.") + "-" + uid
+}

@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Instance is one simulated instance.
+type Instance struct {
+	// ID is the UID of the Machine the instance was created for.
+	ID types.UID `json:"id"`
+	// Namespace and Machine name the Machine, for humans and for the kubelet's knobs.
+	Namespace string `json:"namespace"`
+	Machine   string `json:"machine"`
+	// ProviderID is sim:///<ID>.
+	ProviderID string `json:"providerID"`
+	// NodeName is the name the instance's Node registers with.
+	NodeName     string              `json:"nodeName"`
+	InternalIP   string              `json:"internalIP"`
+	InstanceType string              `json:"instanceType"`
+	Capacity     corev1.ResourceList `json:"capacity"`
+	Kubelet      string              `json:"kubeletVersion"`
+	CreatedAt    time.Time           `json:"createdAt"`
+	// BootAt is when the Node registers; zero means never.
+	BootAt time.Time `json:"bootAt"`
+	// Registered is set once the Node was created.
+	Registered bool `json:"registered"`
+	// PodsRemoved counts the pods the simulated kubelet finished after they were evicted or
+	// deleted, so tests can tell a drained node from one deleted with its pods.
+	PodsRemoved int `json:"podsRemoved"`
+}
+
+// store holds the instances: in memory, and, when dir is set, one JSON file per instance so that a
+// restarted manager finds the instances the previous one created.
+type store struct {
+	dir string
+
+	mu        sync.Mutex
+	instances map[types.UID]*Instance
+	nextIP    netip.Addr
+	created   int // instances ever created, for tests that check Create made no duplicate
+}
+
+var firstIP = netip.MustParseAddr("10.128.0.10")
+
+func newStore(dir string) (*store, error) {
+	s := &store{dir: dir, instances: map[types.UID]*Instance{}, nextIP: firstIP}
+	if dir == "" {
+		return s, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the sim provider's state folder: %w", err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		inst := &Instance{}
+		if err := json.Unmarshal(data, inst); err != nil {
+			return nil, fmt.Errorf("reading sim instance %s: %w (delete the file if it is damaged)", f, err)
+		}
+		s.instances[inst.ID] = inst
+		if ip, err := netip.ParseAddr(inst.InternalIP); err == nil && !ip.Less(s.nextIP) {
+			s.nextIP = ip.Next()
+		}
+	}
+	return s, nil
+}
+
+// get returns a copy of the instance for id.
+func (s *store) get(id types.UID) (Instance, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, ok := s.instances[id]
+	if !ok {
+		return Instance{}, false
+	}
+	return *inst, true
+}
+
+// getOrCreate returns the instance for id, creating it with make when there is none; created
+// says which.
+func (s *store) getOrCreate(id types.UID, make func(ip netip.Addr) Instance) (inst Instance, created bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if existing, ok := s.instances[id]; ok {
+		return *existing, false, nil
+	}
+	inst = make(s.nextIP)
+	if inst.InternalIP == s.nextIP.String() {
+		s.nextIP = s.nextIP.Next()
+	}
+	if err := s.persist(&inst); err != nil {
+		return Instance{}, false, err
+	}
+	s.instances[id] = &inst
+	s.created++
+	return inst, true, nil
+}
+
+// update applies change to the instance for id and persists it.
+func (s *store) update(id types.UID, change func(*Instance)) (Instance, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst, ok := s.instances[id]
+	if !ok {
+		return Instance{}, false, nil
+	}
+	next := *inst
+	change(&next)
+	if err := s.persist(&next); err != nil {
+		return Instance{}, true, err
+	}
+	*inst = next
+	return next, true, nil
+}
+
+// delete removes the instance; it reports whether there was one.
+func (s *store) delete(id types.UID) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.instances[id]; !ok {
+		return false, nil
+	}
+	if s.dir != "" {
+		if err := os.Remove(s.file(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return true, err
+		}
+	}
+	delete(s.instances, id)
+	return true, nil
+}
+
+// list returns copies of every instance, sorted by creation.
+func (s *store) list() []Instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Instance, 0, len(s.instances))
+	for _, inst := range s.instances {
+		out = append(out, *inst)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+func (s *store) file(id types.UID) string { return filepath.Join(s.dir, string(id)+".json") }
+
+// persist writes the instance atomically (write, then rename). Callers hold mu.
+func (s *store) persist(inst *Instance) error {
+	if s.dir == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(inst, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := s.file(inst.ID) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("saving sim instance: %w", err)
+	}
+	return os.Rename(tmp, s.file(inst.ID))
+}
