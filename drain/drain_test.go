@@ -159,3 +159,72 @@ func TestDrainReportsRefusedEvictionsAndCallsHooks(t *testing.T) {
 func evictedName(action k8stesting.Action) string {
 	return action.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name
 }
+
+// TestDrainAsksForTheConfiguredGracePeriod protects the grace period evictions request: each
+// pod's own by default, Options.GracePeriodSeconds when set, and 1s on an unreachable node.
+func TestDrainAsksForTheConfiguredGracePeriod(t *testing.T) {
+	tests := map[string]struct {
+		node *corev1.Node
+		opts drain.Options
+		want *int64
+	}{
+		"the pod's own by default":          {node: test.Node("n1").Ready(corev1.ConditionTrue).Build(), want: nil},
+		"Options.GracePeriodSeconds if set": {node: test.Node("n1").Ready(corev1.ConditionTrue).Build(), opts: drain.Options{GracePeriodSeconds: ptr.To[int64](7)}, want: ptr.To[int64](7)},
+		"1s when the node is unreachable":   {node: test.Node("n1").Ready(corev1.ConditionUnknown).Build(), opts: drain.Options{GracePeriodSeconds: ptr.To[int64](7)}, want: ptr.To[int64](1)},
+		"1s when unreachable is assumed":    {node: test.Node("n1").Ready(corev1.ConditionTrue).Build(), opts: drain.Options{AssumeUnreachable: true}, want: ptr.To[int64](1)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			client := fake.NewClientset(tc.node, test.Pod("default", "a").OnNode("n1").Running().Build())
+			var asked []*int64
+			client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				if action.GetSubresource() == "eviction" {
+					asked = append(asked, action.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).DeleteOptions.GracePeriodSeconds)
+				}
+				return false, nil, nil
+			})
+			d, err := drain.New(client, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Drain(context.Background(), "n1", nilTime); err != nil {
+				t.Fatal(err)
+			}
+			if len(asked) != 1 || !ptr.Equal(asked[0], tc.want) {
+				t.Errorf("eviction requests asked for grace periods %v, want one asking for %v", derefAll(asked), deref(tc.want))
+			}
+		})
+	}
+}
+
+// TestSkipLabelIsConfigurable protects that callers choose the label that leaves a pod alone.
+func TestSkipLabelIsConfigurable(t *testing.T) {
+	client := fake.NewClientset(test.Node("n1").Build(),
+		test.Pod("default", "custom").OnNode("n1").Label("example.com/drain", "never").Running().Build(),
+		test.Pod("default", "default-label").OnNode("n1").Label(drain.DefaultSkipLabelKey, drain.DefaultSkipLabelValue).Running().Build())
+	d, err := drain.New(client, drain.Options{SkipLabelKey: "example.com/drain", SkipLabelValue: "never"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := d.Plan(context.Background(), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "Evict", keys(plan.Evict), []string{"default/default-label"})
+	check(t, "Skipped", skipped(plan.Skipped), []string{"default/custom: has label example.com/drain=never"})
+}
+
+func deref(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+func derefAll(ps []*int64) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, deref(p))
+	}
+	return out
+}

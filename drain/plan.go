@@ -61,10 +61,12 @@ func (d *Drainer) observe(ctx context.Context, h *kubectldrain.Helper, node *cor
 // buildPlan decides what a step does with every pod of the node. It makes no API calls.
 func buildPlan(o Options, obs observation) *Plan {
 	p := &Plan{
-		Node:               obs.node.Name,
-		Cordoned:           obs.node.Spec.Unschedulable,
-		Unreachable:        o.AssumeUnreachable || nodeUnreachable(obs.node),
-		GracePeriodSeconds: o.GracePeriodSeconds,
+		Node:        obs.node.Name,
+		Cordoned:    obs.node.Spec.Unschedulable,
+		Unreachable: o.AssumeUnreachable || nodeUnreachable(obs.node),
+	}
+	if o.GracePeriodSeconds != nil {
+		p.GracePeriodSeconds = ptr.To(*o.GracePeriodSeconds)
 	}
 	if p.Unreachable {
 		p.GracePeriodSeconds = ptr.To(UnreachableGracePeriodSeconds)
