@@ -1,0 +1,81 @@
+package builder
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// MachineBuilder builds a Machine.
+type MachineBuilder struct{ m *v1beta1.Machine }
+
+// Machine starts a Machine for the simulated provider (instance type small).
+func Machine(namespace, name string) *MachineBuilder {
+	return &MachineBuilder{m: &v1beta1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: v1beta1.MachineSpec{
+			ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}},
+		},
+	}}
+}
+
+// WithInstanceType sets the sim providerSpec's instance type.
+func (b *MachineBuilder) WithInstanceType(t string) *MachineBuilder {
+	b.m.Spec.ProviderSpec = v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: fmt.Appendf(nil, `{"instanceType":%q}`, t)}}
+	return b
+}
+
+// WithMachineClass refers the providerSpec to a MachineClass.
+func (b *MachineBuilder) WithMachineClass(name string) *MachineBuilder {
+	b.m.Spec.ProviderSpec = v1beta1.ProviderSpec{MachineClass: &v1beta1.MachineClassReference{Name: name}}
+	return b
+}
+
+// WithLabels sets the Machine's own labels.
+func (b *MachineBuilder) WithLabels(l map[string]string) *MachineBuilder {
+	b.m.Labels = l
+	return b
+}
+
+// WithAnnotations sets the Machine's own annotations.
+func (b *MachineBuilder) WithAnnotations(a map[string]string) *MachineBuilder {
+	b.m.Annotations = a
+	return b
+}
+
+// WithNodeLabels sets spec.metadata.labels (labels for the Node).
+func (b *MachineBuilder) WithNodeLabels(l map[string]string) *MachineBuilder {
+	b.m.Spec.Metadata.Labels = l
+	return b
+}
+
+// WithTaints sets spec.taints.
+func (b *MachineBuilder) WithTaints(t ...corev1.Taint) *MachineBuilder {
+	b.m.Spec.Taints = t
+	return b
+}
+
+// WithPreDrainHook adds a pre-drain lifecycle hook.
+func (b *MachineBuilder) WithPreDrainHook(name, owner string) *MachineBuilder {
+	b.m.Spec.LifecycleHooks.PreDrain = append(b.m.Spec.LifecycleHooks.PreDrain, v1beta1.LifecycleHook{Name: name, Owner: owner})
+	return b
+}
+
+// WithPreTerminateHook adds a pre-terminate lifecycle hook.
+func (b *MachineBuilder) WithPreTerminateHook(name, owner string) *MachineBuilder {
+	b.m.Spec.LifecycleHooks.PreTerminate = append(b.m.Spec.LifecycleHooks.PreTerminate, v1beta1.LifecycleHook{Name: name, Owner: owner})
+	return b
+}
+
+// WithDeletion sets spec.deletion.
+func (b *MachineBuilder) WithDeletion(d v1beta1.MachineDeletionSpec) *MachineBuilder {
+	b.m.Spec.Deletion = &d
+	return b
+}
+
+// Build returns the Machine.
+func (b *MachineBuilder) Build() *v1beta1.Machine { return b.m.DeepCopy() }
