@@ -3,7 +3,6 @@ package drain
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,29 +69,7 @@ func (d *Drainer) Drain(ctx context.Context, nodeName string, startedAt time.Tim
 	h = newHelper(ctx, d.client, d.opts, d.keep, plan.GracePeriodSeconds)
 	outcomes := d.evictAll(ctx, h, plan.evict, obs.pdbs)
 
-	res.Unreachable = plan.Unreachable
-	res.Terminating = plan.Terminating
-	res.Skipped = plan.Skipped
-	res.Blocked = slices.Clone(plan.Blocked)
-	res.Remaining = slices.Clone(plan.Terminating)
-	for _, b := range plan.Blocked {
-		res.Remaining = append(res.Remaining, b.Pod)
-	}
-	for i, o := range outcomes {
-		key := plan.Evict[i]
-		switch {
-		case o.gone:
-			continue
-		case o.evicted:
-			res.Evicted = append(res.Evicted, key)
-		case o.blocked != nil:
-			res.Blocked = append(res.Blocked, *o.blocked)
-		}
-		res.Remaining = append(res.Remaining, key)
-	}
-	slices.SortFunc(res.Remaining, compareKeys)
-	slices.SortFunc(res.Blocked, func(a, b BlockedPod) int { return compareKeys(a.Pod, b.Pod) })
-	res.Done = len(res.Remaining) == 0
+	res.record(plan, outcomes)
 	if !startedAt.IsZero() {
 		res.Elapsed = d.opts.Clock.Since(startedAt)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,34 @@ type outcome struct {
 	gone bool
 	// blocked: why the pod was not evicted.
 	blocked *BlockedPod
+}
+
+// record fills in what a step did from its plan and the outcomes of its evictions, which are in
+// the order of plan.Evict. It makes no API calls.
+func (r *Result) record(plan *Plan, outcomes []outcome) {
+	r.Unreachable = plan.Unreachable
+	r.Terminating = plan.Terminating
+	r.Skipped = plan.Skipped
+	r.Blocked = slices.Clone(plan.Blocked)
+	r.Remaining = slices.Clone(plan.Terminating)
+	for _, b := range plan.Blocked {
+		r.Remaining = append(r.Remaining, b.Pod)
+	}
+	for i, o := range outcomes {
+		key := plan.Evict[i]
+		switch {
+		case o.gone:
+			continue
+		case o.evicted:
+			r.Evicted = append(r.Evicted, key)
+		case o.blocked != nil:
+			r.Blocked = append(r.Blocked, *o.blocked)
+		}
+		r.Remaining = append(r.Remaining, key)
+	}
+	slices.SortFunc(r.Remaining, compareKeys)
+	slices.SortFunc(r.Blocked, func(a, b BlockedPod) int { return compareKeys(a.Pod, b.Pod) })
+	r.Done = len(r.Remaining) == 0
 }
 
 // evictAll sends one eviction request per pod, at most Options.MaxConcurrentEvictions at a time,

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -53,6 +54,53 @@ func TestSummary(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := tc.result.Summary(); got != tc.want {
 				t.Errorf("\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecord protects how a step's outcome is counted: evicted pods still remain until gone, pods
+// already gone do not, and blocked or terminating pods keep the node from being drained.
+func TestRecord(t *testing.T) {
+	pod := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
+	deadline := &BlockedPod{Pod: pod("late"), Cause: CauseStepDeadline}
+	tests := map[string]struct {
+		plan          Plan
+		outcomes      []outcome
+		wantRemaining []types.NamespacedName
+		wantEvicted   []types.NamespacedName
+		wantBlocked   int
+		wantDone      bool
+	}{
+		"evicted pods remain until a later step finds them gone": {
+			plan:          Plan{Evict: []types.NamespacedName{pod("a"), pod("b")}},
+			outcomes:      []outcome{{evicted: true}, {gone: true}},
+			wantRemaining: []types.NamespacedName{pod("a")},
+			wantEvicted:   []types.NamespacedName{pod("a")},
+		},
+		"a step with nothing left to evict, wait for or unblock is done": {
+			plan:     Plan{Skipped: []SkippedPod{{Pod: pod("ds")}}},
+			wantDone: true,
+		},
+		"terminating and blocked pods remain, sorted": {
+			plan: Plan{
+				Evict:       []types.NamespacedName{pod("late")},
+				Terminating: []types.NamespacedName{pod("z")},
+				Blocked:     []BlockedPod{{Pod: pod("m"), Cause: CausePodDisruptionBudget}},
+			},
+			outcomes:      []outcome{{blocked: deadline}},
+			wantRemaining: []types.NamespacedName{pod("late"), pod("m"), pod("z")},
+			wantBlocked:   2,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var r Result
+			r.record(&tc.plan, tc.outcomes)
+			if !slices.Equal(r.Remaining, tc.wantRemaining) || !slices.Equal(r.Evicted, tc.wantEvicted) ||
+				len(r.Blocked) != tc.wantBlocked || r.Done != tc.wantDone {
+				t.Errorf("got Remaining=%v Evicted=%v %d blocked Done=%v\nwant Remaining=%v Evicted=%v %d blocked Done=%v",
+					r.Remaining, r.Evicted, len(r.Blocked), r.Done, tc.wantRemaining, tc.wantEvicted, tc.wantBlocked, tc.wantDone)
 			}
 		})
 	}
