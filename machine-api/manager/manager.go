@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -103,6 +104,7 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptr.To(o.GracefulShutdownTimeout),
 		Cache:                         cacheOptions(o, selector),
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipControllerNameValidation)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

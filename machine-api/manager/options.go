@@ -45,6 +45,8 @@ type Options struct {
 	GracefulShutdownTimeout time.Duration
 	// Clock is the time source of every controller (tests pass a fake clock).
 	Clock clock.WithTicker
+	// SkipControllerNameValidation allows several managers in one process (tests only).
+	SkipControllerNameValidation bool
 }
 
 // DefaultOptions returns the options the flags default to.

@@ -8,7 +8,7 @@ import (
 )
 
 // MachineSpec is the desired state of a Machine.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.providerID) || oldSelf.providerID == ” || (has(self.providerID) && self.providerID == oldSelf.providerID)",message="providerID is immutable once set",fieldPath=".providerID"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.providerID) || size(oldSelf.providerID) == 0 || (has(self.providerID) && self.providerID == oldSelf.providerID)",message="providerID is immutable once set",fieldPath=".providerID"
 type MachineSpec struct {
 	// providerID identifies the machine's instance, in the same form as the Node's
 	// spec.providerID (for example sim:///default/abc123). The provider sets it once the instance

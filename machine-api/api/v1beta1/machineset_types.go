@@ -5,7 +5,7 @@ import (
 )
 
 // MachineTemplateSpec describes the Machines a set creates.
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.providerID) || self.spec.providerID == ”",message="must not be set in a template: the provider sets it on each Machine",fieldPath=".spec.providerID"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.providerID) || size(self.spec.providerID) == 0",message="must not be set in a template: the provider sets it on each Machine",fieldPath=".spec.providerID"
 type MachineTemplateSpec struct {
 	// metadata of the created Machines: labels (which must match the selector) and annotations.
 	// +optional

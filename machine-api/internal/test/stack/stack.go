@@ -55,6 +55,7 @@ func Start(cfg *rest.Config, o Options) (*Stack, error) {
 	}
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
 	mo.Clock = o.Clock
+	mo.SkipControllerNameValidation = true
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := manager.New(ctx, cfg, o.Provider, mo)
 	if err != nil {

@@ -1,0 +1,164 @@
+package machinehealthcheck
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// rules are the tests of one health check, taken from its spec.
+type rules struct {
+	conditions     []v1beta1.UnhealthyCondition
+	startupTimeout time.Duration // 0: a Machine may wait for its Node forever
+}
+
+func rulesOf(spec *v1beta1.MachineHealthCheckSpec) rules {
+	startup := v1beta1.DefaultNodeStartupTimeoutSeconds
+	if spec.NodeStartupTimeoutSeconds != nil {
+		startup = *spec.NodeStartupTimeoutSeconds
+	}
+	return rules{conditions: spec.UnhealthyConditions, startupTimeout: seconds(startup)}
+}
+
+// target is one Machine a health check selects, with what the cache holds about it.
+type target struct {
+	machine     *v1beta1.Machine // shared with the cache: never modified
+	node        *corev1.Node     // the linked Node; nil when none is linked or it is gone
+	nodeMissing bool             // status.nodeRef names a Node that no longer exists
+	request     bool             // a live external remediation request exists for it
+}
+
+// state is where a target stands.
+type state uint8
+
+const (
+	// stateHealthy: it has a Node and passes every rule.
+	stateHealthy state = iota
+	// stateWaiting: no Node yet, within the startup timeout (or the timeout is disabled).
+	stateWaiting
+	// stateUnhealthy: it fails a rule and no remediation of it is in progress.
+	stateUnhealthy
+	// stateInFlight: its remediation is in progress: deleted by this controller, or with a live
+	// external request while not healthy. Counted as unhealthy and as in flight.
+	stateInFlight
+	// stateDeleting: deleted by someone else; counted neither healthy nor unhealthy.
+	stateDeleting
+)
+
+// health is the verdict on one target.
+type health struct {
+	state   state
+	cause   string        // why it is unhealthy (a Cause constant); empty when it is not
+	message string        // what was observed, stable across evaluations (no durations that tick)
+	recheck time.Duration // > 0: a timeout expires then and the verdict may change
+}
+
+// check judges one target at time now. It is pure: everything it needs is in t.
+func check(t *target, r *rules, now time.Time) health {
+	m := t.machine
+	if !m.DeletionTimestamp.IsZero() {
+		if t.request || remediationStarted(m) {
+			return health{state: stateInFlight, message: "the Machine is being deleted to remediate it"}
+		}
+		return health{state: stateDeleting, message: "the Machine is being deleted"}
+	}
+	h := judge(t, r, now)
+	if t.request && h.state != stateHealthy {
+		h.state = stateInFlight
+	}
+	return h
+}
+
+// remediationStarted reports whether this controller marked m as being remediated, which it does
+// before deleting it: that mark tells its own deletions from everyone else's.
+func remediationStarted(m *v1beta1.Machine) bool {
+	c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.HealthCheckSucceededCondition)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == ReasonRemediating
+}
+
+// judge applies the rules in order of certainty: an explicit request, a failed Machine, a vanished
+// Node, a Node that never came, then the Node's conditions.
+func judge(t *target, r *rules, now time.Time) health {
+	m := t.machine
+	if _, ok := m.Annotations[v1beta1.RemediateMachineAnnotation]; ok {
+		return unhealthy(CauseRemediationRequested, "the Machine has the annotation %s", v1beta1.RemediateMachineAnnotation)
+	}
+	if m.Status.Phase == v1beta1.MachinePhaseFailed {
+		msg := "the Machine failed"
+		if m.Status.FailureMessage != nil {
+			msg += ": " + *m.Status.FailureMessage
+		}
+		return unhealthy(CauseMachineFailed, "%s", msg)
+	}
+	if ref := m.Status.NodeRef; ref != nil && t.nodeMissing {
+		return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
+	}
+	if t.node == nil {
+		return waitForNode(m, r, now)
+	}
+	return nodeConditions(t.node, r, now)
+}
+
+func waitForNode(m *v1beta1.Machine, r *rules, now time.Time) health {
+	if r.startupTimeout == 0 {
+		return health{state: stateWaiting, message: "waiting for a Node (nodeStartupTimeoutSeconds is 0: no deadline)"}
+	}
+	start, since := m.CreationTimestamp.Time, "creation"
+	if p := m.Status.ProvisionedTime; p != nil {
+		start, since = p.Time, "provisioning"
+	}
+	deadline := start.Add(r.startupTimeout)
+	if !now.Before(deadline) {
+		return unhealthy(CauseNodeStartupTimeout, "no Node %s after %s at %s (nodeStartupTimeoutSeconds)",
+			r.startupTimeout, since, start.UTC().Format(time.RFC3339))
+	}
+	return health{
+		state:   stateWaiting,
+		message: fmt.Sprintf("waiting for a Node; remediated if none by %s (%s after %s)", deadline.UTC().Format(time.RFC3339), r.startupTimeout, since),
+		recheck: deadline.Sub(now),
+	}
+}
+
+// nodeConditions fails the Node when one of the rules' conditions has held for its timeout; it
+// asks to be called again when the first condition still short of its timeout reaches it.
+func nodeConditions(node *corev1.Node, r *rules, now time.Time) health {
+	h := health{state: stateHealthy, message: fmt.Sprintf("Node %s is healthy", node.Name)}
+	for _, uc := range r.conditions {
+		for i := range node.Status.Conditions {
+			nc := &node.Status.Conditions[i]
+			if string(nc.Type) != uc.Type || string(nc.Status) != uc.Status {
+				continue
+			}
+			timeout := seconds(uc.TimeoutSeconds)
+			left := nc.LastTransitionTime.Add(timeout).Sub(now)
+			if left <= 0 {
+				return unhealthy(CauseUnhealthyNodeCondition, "Node %s has had %s=%s since %s, longer than %s",
+					node.Name, nc.Type, nc.Status, nc.LastTransitionTime.UTC().Format(time.RFC3339), timeout)
+			}
+			h.recheck = soonest(h.recheck, left)
+		}
+	}
+	return h
+}
+
+func unhealthy(cause, format string, args ...any) health {
+	return health{state: stateUnhealthy, cause: cause, message: fmt.Sprintf(format, args...)}
+}
+
+// soonest returns the smaller positive duration of a and b (0 means none).
+func soonest(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
+
+func seconds(s int32) time.Duration { return time.Duration(s) * time.Second }

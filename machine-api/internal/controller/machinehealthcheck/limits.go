@@ -1,0 +1,128 @@
+package machinehealthcheck
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// limits are a health check's bounds on remediation, resolved against its number of targets.
+type limits struct {
+	// Either a range [min, max] (unhealthyRange) ...
+	hasRange bool
+	min, max int
+	text     string // how the user wrote the bound: "maxUnhealthy 40% (2)" or "unhealthyRange [1-3]"
+	// ... or max alone (maxUnhealthy, default 40%).
+
+	// maxInFlight bounds the remediations in progress; math.MaxInt when unset.
+	maxInFlight     int
+	maxInFlightText string
+}
+
+var rangePattern = regexp.MustCompile(`^\[([0-9]+)-([0-9]+)\]$`)
+
+// parseRange parses unhealthyRange, "[min-max]".
+func parseRange(s string) (lo, hi int, err error) {
+	parts := rangePattern.FindStringSubmatch(s)
+	if parts == nil {
+		return 0, 0, fmt.Errorf("unhealthyRange %q is not of the form [min-max]", s)
+	}
+	lo, errLo := strconv.Atoi(parts[1])
+	hi, errHi := strconv.Atoi(parts[2])
+	if errLo != nil || errHi != nil {
+		return 0, 0, fmt.Errorf("unhealthyRange %q: bounds out of range", s)
+	}
+	if lo > hi {
+		return 0, 0, fmt.Errorf("unhealthyRange %q: min is greater than max", s)
+	}
+	return lo, hi, nil
+}
+
+// limitsOf resolves the spec's limits for total targets. Percentages round down: 40% of 5 is 2.
+// maxInFlight as a percentage is at least 1, so that a small group can still be remediated.
+func limitsOf(spec *v1beta1.MachineHealthCheckSpec, total int) (limits, error) {
+	l := limits{maxInFlight: math.MaxInt}
+	switch {
+	case spec.UnhealthyRange != "":
+		lo, hi, err := parseRange(spec.UnhealthyRange)
+		if err != nil {
+			return l, err
+		}
+		l.hasRange, l.min, l.max = true, lo, hi
+		l.text = "unhealthyRange " + spec.UnhealthyRange
+	default:
+		v := v1beta1.DefaultMaxUnhealthy
+		if spec.MaxUnhealthy != nil {
+			v = *spec.MaxUnhealthy
+		}
+		n, err := scaled(v, total)
+		if err != nil {
+			return l, fmt.Errorf("maxUnhealthy: %w", err)
+		}
+		l.max = n
+		l.text = "maxUnhealthy " + v.String()
+		if v.Type == intstr.String {
+			l.text += fmt.Sprintf(" (%d)", n)
+		}
+	}
+	if v := spec.MaxInFlight; v != nil {
+		n, err := scaled(*v, total)
+		if err != nil {
+			return l, fmt.Errorf("maxInFlight: %w", err)
+		}
+		l.maxInFlight = max(n, 1)
+		l.maxInFlightText = "maxInFlight " + v.String()
+		if v.Type == intstr.String {
+			l.maxInFlightText += fmt.Sprintf(" (%d)", l.maxInFlight)
+		}
+	}
+	return l, nil
+}
+
+// scaled is v as a number of targets: an integer as is, a percentage of total rounded down.
+func scaled(v intstr.IntOrString, total int) (int, error) {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, total, false)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("%s is negative", v.String())
+	}
+	return n, nil
+}
+
+// allows reports whether remediation may go on with this many unhealthy targets.
+func (l limits) allows(unhealthy int) bool {
+	if l.hasRange && unhealthy < l.min {
+		return false
+	}
+	return unhealthy <= l.max
+}
+
+// headroom is how many more targets may turn unhealthy before remediation stops.
+func (l limits) headroom(unhealthy int) int {
+	if !l.allows(unhealthy) {
+		return 0
+	}
+	return l.max - unhealthy
+}
+
+// slots is how many remediations may start with inFlight already in progress.
+func (l limits) slots(inFlight int) int {
+	return max(l.maxInFlight-inFlight, 0)
+}
+
+// denial says, for a human, why remediation is not allowed with this many unhealthy of total.
+func (l limits) denial(unhealthy, total int) (reason, message string) {
+	if l.hasRange {
+		return ReasonOutsideUnhealthyRange, fmt.Sprintf("%d of %d targets are unhealthy, outside %s; remediating nothing until the count is back within it",
+			unhealthy, total, l.text)
+	}
+	return ReasonTooManyUnhealthy, fmt.Sprintf("%d of %d targets are unhealthy, more than %s allows; remediating nothing until at most %d are",
+		unhealthy, total, l.text, l.max)
+}

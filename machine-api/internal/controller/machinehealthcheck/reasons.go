@@ -1,0 +1,60 @@
+package machinehealthcheck
+
+// HealthCheckSucceeded reasons, on Machines. When a Machine is unhealthy the reason says what
+// happens about it, and the message starts with why it is unhealthy (one of the causes below).
+const (
+	// ReasonHealthy (True): the Machine has a Node and no unhealthy condition has held for its timeout.
+	ReasonHealthy = "Healthy"
+	// ReasonWaitingForNode (Unknown): no Node yet; the message says by when one must register.
+	ReasonWaitingForNode = "WaitingForNode"
+	// ReasonRemediating (False): remediation has started: the Machine was deleted so that its
+	// MachineSet replaces it, or an external remediation request was created for it.
+	ReasonRemediating = "Remediating"
+	// ReasonRemediationNotAllowed (False): too many targets are unhealthy (maxUnhealthy or
+	// unhealthyRange), so nothing is remediated; the message gives the counts.
+	ReasonRemediationNotAllowed = "RemediationNotAllowed"
+	// ReasonWaitingForRemediation (False): maxInFlight remediations are already in progress; this
+	// Machine is remediated when one of them finishes.
+	ReasonWaitingForRemediation = "WaitingForRemediation"
+	// ReasonNotOwnedByMachineSet (False): default remediation deletes only Machines a MachineSet
+	// controls (it replaces them); this one must be remediated by hand.
+	ReasonNotOwnedByMachineSet = "NotOwnedByMachineSet"
+	// ReasonRemediationTemplateNotFound (False): spec.remediationTemplate names no object.
+	ReasonRemediationTemplateNotFound = "RemediationTemplateNotFound"
+	// ReasonRemediationTemplateInvalid (False): spec.remediationTemplate cannot make a request
+	// (its kind does not end in Template, or it has no spec.template.spec).
+	ReasonRemediationTemplateInvalid = "RemediationTemplateInvalid"
+)
+
+// Causes: why a Machine is unhealthy. They head HealthCheckSucceeded's message and name the
+// event emitted when remediation starts.
+const (
+	// CauseRemediationRequested: the Machine carries the remediate-machine annotation.
+	CauseRemediationRequested = "RemediationRequested"
+	// CauseMachineFailed: the Machine's phase is Failed.
+	CauseMachineFailed = "MachineFailed"
+	// CauseNodeNotFound: status.nodeRef names a Node that no longer exists.
+	CauseNodeNotFound = "NodeNotFound"
+	// CauseNodeStartupTimeout: no Node nodeStartupTimeoutSeconds after the instance was provisioned.
+	CauseNodeStartupTimeout = "NodeStartupTimeout"
+	// CauseUnhealthyNodeCondition: one of spec.unhealthyConditions held for its timeout.
+	CauseUnhealthyNodeCondition = "UnhealthyNodeCondition"
+)
+
+// RemediationAllowed reasons, on the MachineHealthCheck, and its event reasons.
+const (
+	// ReasonWithinLimits (True): the unhealthy targets are within maxUnhealthy / unhealthyRange.
+	ReasonWithinLimits = "WithinLimits"
+	// ReasonTooManyUnhealthy (False): more targets are unhealthy than maxUnhealthy allows.
+	ReasonTooManyUnhealthy = "TooManyUnhealthy"
+	// ReasonOutsideUnhealthyRange (False): the number of unhealthy targets is outside unhealthyRange.
+	ReasonOutsideUnhealthyRange = "OutsideUnhealthyRange"
+	// ReasonInvalidSpec (False): the selector or a limit cannot be parsed; the message says which.
+	ReasonInvalidSpec = "InvalidSpec"
+
+	// EventRemediationNotAllowed (Warning, on the MachineHealthCheck): remediation stopped because
+	// too many targets are unhealthy.
+	EventRemediationNotAllowed = "RemediationNotAllowed"
+	// EventRemediationTemplateUnusable (Warning, on the MachineHealthCheck): see the template reasons.
+	EventRemediationTemplateUnusable = "RemediationTemplateUnusable"
+)
