@@ -142,9 +142,13 @@ func setupProvider(p provider.Provider, mgr ctrl.Manager) error {
 	return nil
 }
 
-func (f *flakyProvider) SetupWithManager(mgr ctrl.Manager) error { return setupProvider(f.Provider, mgr) }
+func (f *flakyProvider) SetupWithManager(mgr ctrl.Manager) error {
+	return setupProvider(f.Provider, mgr)
+}
 
-func (c *crashingProvider) SetupWithManager(mgr ctrl.Manager) error { return setupProvider(c.Provider, mgr) }
+func (c *crashingProvider) SetupWithManager(mgr ctrl.Manager) error {
+	return setupProvider(c.Provider, mgr)
+}
 
 // crashingProvider creates the instance, then never returns: like a process that dies between
 // Create and recording its result.

@@ -84,4 +84,3 @@ func (s *Stack) Stop() error {
 		return fmt.Errorf("the manager did not stop within 60s")
 	}
 }
-
