@@ -40,6 +40,8 @@ type reconciler[M client.Object] struct {
 	machines  cluster.Cluster
 	nodes     cluster.Cluster
 	recorder  events.EventRecorder
+	// written lets reconciles read nodelink's own writes before the caches show them.
+	written recentWrites
 }
 
 // scope is what one reconcile learned about its machine.
@@ -61,6 +63,7 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		}
 		return reconcile.Result{}, fmt.Errorf("getting machine %s: %w", req.NamespacedName, err)
 	}
+	m = r.written.latest(m).(M)
 	if !r.handles(m) {
 		return reconcile.Result{}, nil
 	}
@@ -96,6 +99,6 @@ func (r *reconciler[M]) decide(ctx context.Context, s *scope[M]) error {
 	if err := r.nodes.GetCache().Get(ctx, types.NamespacedName{Name: d.Node.Name}, &n); err != nil {
 		return fmt.Errorf("getting Node %s: %w", d.Node.Name, err)
 	}
-	s.node = &n
+	s.node = r.written.latest(&n).(*corev1.Node)
 	return nil
 }

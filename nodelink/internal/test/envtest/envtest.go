@@ -47,6 +47,8 @@ type Environment struct {
 	env *crenvtest.Environment
 	// Config reaches the API server as an administrator.
 	Config *rest.Config
+	// KubeConfig is Config as a kubeconfig file's content.
+	KubeConfig []byte
 }
 
 // Options choose what Start installs.
@@ -96,7 +98,7 @@ func Start(opts Options) (*Environment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", dir, err)
 	}
-	return &Environment{env: env, Config: cfg}, nil
+	return &Environment{env: env, Config: cfg, KubeConfig: env.KubeConfig}, nil
 }
 
 // Stop stops the API server and etcd.
