@@ -101,9 +101,10 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
-		// No kube-controller-manager runs here, so nothing would create the default service
-		// account pods need; envtest disables the same plugin.
-		"--disable-admission-plugins=ServiceAccount",
+		// No kube-controller-manager runs here: nothing would create the default service account
+		// pods need (envtest disables the same plugin), nor remove the not-ready taint that
+		// TaintNodesByCondition puts on every new Node.
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
 		"--cert-dir=" + filepath.Join(cfg.StateDir, "apiserver-certs"),
 	}, filepath.Join(logDir, "kube-apiserver.log"))
 	if err != nil {

@@ -83,6 +83,12 @@ type Options struct {
 	MaxConcurrentReconciles int
 }
 
+// The node linker's permissions (nodelink has none of its own markers: it is a library).
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Setup adds a linker for the manager's Machines and the Nodes of nodes (the manager itself when
 // Nodes live in the same cluster) to mgr.
 func Setup(ctx context.Context, mgr manager.Manager, nodes cluster.Cluster, o Options) error {

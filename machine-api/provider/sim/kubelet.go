@@ -126,10 +126,49 @@ func (p *Provider) reconcileNode(ctx context.Context, req reconcile.Request) (re
 			return reconcile.Result{}, fmt.Errorf("sim: renewing the Lease of Node %s: %w", node.Name, err)
 		}
 	}
+	if err := p.syncConditionTaints(ctx, c, node, want); err != nil {
+		return reconcile.Result{}, err
+	}
 	if served && p.opts.HeartbeatInterval > 0 {
 		next = minPositive(next, p.opts.HeartbeatInterval)
 	}
 	return reconcile.Result{RequeueAfter: next}, nil
+}
+
+// conditionTaints are the NoSchedule taints the node lifecycle controller of kube-controller-manager
+// keeps in line with the Ready condition. No kube-controller-manager runs next to the local API
+// server, and the API server adds not-ready on registration, so the simulated kubelet keeps them.
+var conditionTaints = map[corev1.ConditionStatus]string{
+	corev1.ConditionFalse:   corev1.TaintNodeNotReady,
+	corev1.ConditionUnknown: corev1.TaintNodeUnreachable,
+}
+
+func (p *Provider) syncConditionTaints(ctx context.Context, c client.Client, node *corev1.Node, ready corev1.ConditionStatus) error {
+	want := conditionTaints[ready]
+	var taints []corev1.Taint
+	has := false
+	for _, t := range node.Spec.Taints {
+		managed := (t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable) && t.Effect == corev1.TaintEffectNoSchedule
+		switch {
+		case managed && t.Key == want:
+			has = true
+			taints = append(taints, t)
+		case !managed:
+			taints = append(taints, t)
+		}
+	}
+	if want != "" && !has {
+		taints = append(taints, corev1.Taint{Key: want, Effect: corev1.TaintEffectNoSchedule})
+	}
+	if len(taints) == len(node.Spec.Taints) && (want == "" || has) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(node.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	node.Spec.Taints = taints
+	if err := c.Patch(ctx, node, patch); err != nil {
+		return fmt.Errorf("sim: updating the condition taints of Node %s: %w", node.Name, err)
+	}
+	return nil
 }
 
 func setNodeCondition(node *corev1.Node, c corev1.NodeCondition) {
