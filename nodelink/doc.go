@@ -52,7 +52,11 @@ limitations under the License.
 //     but Node gone"; only a Node with the machine's own providerID re-links it (a kubelet that
 //     re-registers its deleted Node object).
 //   - Every write is one patch with optimistic locking, and nothing is written when nothing
-//     changed: a reconcile of a linked, in-sync pair makes no API call.
+//     changed: a reconcile of a linked, in-sync pair makes no API call. Linking a pair costs two
+//     writes (the Node patch, then the machine's status patch): reconciles read nodelink's own
+//     writes until the caches show them (recent.go), so they do not fail the lock on stale copies.
+//   - Machines outside Options.Namespace or Options.Selector, and machines Options.Paused reports,
+//     are neither written nor have their Nodes written.
 //   - A deleted machine is never blocked (no finalizer). Its Node keeps everything except what the
 //     machine owned; cleanup runs on the machine's deletion event, or on a Node event naming a
 //     machine that no longer exists (so a deletion missed while nodelink was down is caught up).
@@ -70,7 +74,7 @@ limitations under the License.
 // # Where to start
 //
 // [Setup] (a manager's linker) and [NewRemoteLinker] (a linker the caller starts and stops, for a
-// workload cluster) are in linker.go. Reconcile, in reconcile.go, reads like a table of contents:
+// workload cluster) are in linker.go; cmd/nodelink is the standalone binary for any machine CRD. Reconcile, in reconcile.go, reads like a table of contents:
 // matching.go decides (pure), ownership.go computes the Node metadata (pure), status.go computes
 // the condition (pure), nodepatch.go and record.go write.
 package nodelink

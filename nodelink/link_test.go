@@ -138,6 +138,26 @@ var _ = Describe("Linking a Machine to its Node", func() {
 		Consistently(getLink(ns, owner)).Should(Equal(linkedTo(node)))
 	})
 
+	It("leaves a paused Machine and its Node alone until it is unpaused", func() {
+		name, node, id := unique("m"), unique("node"), "sim:///"+unique("i")
+		m := builder.Machine(ns, name).WithProviderID(id).Build()
+		m.Annotations = map[string]string{pausedAnnotation: ""}
+		create(m)
+		create(builder.Node(node).WithProviderID(id).Build())
+		Consistently(getMachine(ns, name)).Should(Equal(machineState{}))
+		Expect(getNode(node)(Default).Annotations).NotTo(HaveKey(annMachine))
+
+		Eventually(func() error {
+			var m testmachine.Machine
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &m); err != nil {
+				return err
+			}
+			delete(m.Annotations, pausedAnnotation)
+			return k8sClient.Update(ctx, &m)
+		}).Should(Succeed())
+		Eventually(getLink(ns, name)).Should(Equal(linkedTo(node)))
+	})
+
 	It("keeps the conditions and status other controllers wrote", func() {
 		name, node, id := unique("m"), unique("node"), "sim:///"+unique("i")
 		ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Booting", Message: "instance booting", LastTransitionTime: metav1.Now()}

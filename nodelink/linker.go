@@ -76,7 +76,17 @@ func NewLinker[M client.Object](ctx context.Context, machines, nodes cluster.Clu
 // cache it creates (Nodes only, without managed fields and image lists): Start starts it and
 // stops it when its context is cancelled. Use Options.Selector to restrict the linker to that
 // cluster's machines, and Options.OnReachabilityChange or Reachability to learn when its API
-// server is unreachable.
+// server is unreachable. A controller that runs one linker per Cluster object does, when the
+// Cluster gets a kubeconfig:
+//
+//	l, err := nodelink.NewRemoteLinker(ctx, mgr, workloadConfig, adapter, nodelink.Options{
+//		Name: "nodelink-" + cluster.Namespace + "-" + cluster.Name,
+//		Selector: labels.SelectorFromSet(labels.Set{"cluster.machineapi.dev/cluster-name": cluster.Name}),
+//		Namespace: cluster.Namespace,
+//		OnReachabilityChange: func(r nodelink.Reachability) { notify <- event.GenericEvent{Object: cluster} },
+//	})
+//	linkCtx, stop := context.WithCancel(ctx) // keep stop with the Cluster; call it on deletion
+//	go func() { err := l.Start(linkCtx) /* record err */ }()
 func NewRemoteLinker[M client.Object](ctx context.Context, machines cluster.Cluster, nodeConfig *rest.Config, adapter Adapter[M], opts Options) (*Linker[M], error) {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {

@@ -77,7 +77,7 @@ func (r *reconciler[M]) patchNode(ctx context.Context, n *corev1.Node, want node
 	if err := r.nodes.GetClient().Patch(ctx, patched, client.MergeFromWithOptions(n, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("patching Node %s: %w", n.Name, err)
 	}
-	r.written.record(n.ResourceVersion, patched)
+	r.remember(ctx, r.nodes.GetCache(), n.ResourceVersion, patched, &corev1.Node{})
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // DefaultAnnotationPrefix is the annotation prefix of machine-api's machine.machineapi.dev
@@ -65,6 +66,11 @@ type Options struct {
 	// selector are still seen as competitors for a Node (a conflict is a conflict), but never
 	// linked, and their Nodes are never cleaned up by this linker.
 	Selector labels.Selector
+
+	// Paused, when set, reports machines to leave alone for now (e.g. machine-api's
+	// machine.machineapi.dev/paused annotation): neither they nor their Nodes are written until it
+	// reports false again. A deleted machine's Node is still released.
+	Paused func(client.Object) bool
 
 	// MaxConcurrentReconciles is the number of machines reconciled in parallel. Defaults to
 	// DefaultMaxConcurrentReconciles.

@@ -17,6 +17,7 @@ limitations under the License.
 package nodelink
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -82,5 +83,15 @@ func (w *recentWrites) observe(obj client.Object, deleted bool) {
 	defer w.mu.Unlock()
 	if e, ok := w.m[obj.GetUID()]; ok && (deleted || !e.superseded[obj.GetResourceVersion()]) {
 		delete(w.m, obj.GetUID())
+	}
+}
+
+// remember records a write nodelink made (after, based on resourceVersion before) and forgets
+// it at once if the cache already shows it: the watch event may have overtaken the write's answer,
+// and then no later event would clear the entry.
+func (r *reconciler[M]) remember(ctx context.Context, c client.Reader, before string, after, empty client.Object) {
+	r.written.record(before, after)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(after), empty); err == nil {
+		r.written.latest(empty)
 	}
 }

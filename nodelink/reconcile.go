@@ -64,7 +64,7 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{}, fmt.Errorf("getting machine %s: %w", req.NamespacedName, err)
 	}
 	m = r.written.latest(m).(M)
-	if !r.handles(m) {
+	if !r.handles(m) || r.opts.Paused != nil && r.opts.Paused(m) {
 		return reconcile.Result{}, nil
 	}
 	s := &scope[M]{machine: m, view: r.machineView(m)}

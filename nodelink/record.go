@@ -52,7 +52,7 @@ func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 		}
 		return fmt.Errorf("recording %s=%s (%s) on machine %s: %w", ConditionNodeLinked, cond.Status, cond.Reason, s.view.Key, err)
 	}
-	r.written.record(before.GetResourceVersion(), s.machine)
+	r.remember(ctx, r.machines.GetCache(), before.GetResourceVersion(), s.machine, r.adapter.New())
 	// The answer is the object as stored. If setting the same status again would change it, the
 	// CRD's status schema pruned what was written (field paths that do not match the schema), and
 	// every later reconcile would write it again: fail for good instead.

@@ -47,7 +47,10 @@ import (
 // cluster.x-k8s.io Machines (unstructured adapter, cluster.x-k8s.io annotations). Machines
 // labelled with a cluster name are left to the remote linkers of remote_test.go.
 
-const clusterNameLabel = "cluster.machineapi.dev/cluster-name"
+const (
+	clusterNameLabel = "cluster.machineapi.dev/cluster-name"
+	pausedAnnotation = "machine.machineapi.dev/paused"
+)
 
 var (
 	env       *envtest.Environment
@@ -86,7 +89,8 @@ var _ = BeforeSuite(func() {
 
 	notRemote, err := labels.Parse("!" + clusterNameLabel)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(nodelink.Setup(ctx, mgr, mgr, testmachine.Adapter{}, nodelink.Options{Selector: notRemote})).To(Succeed())
+	paused := func(o client.Object) bool { _, ok := o.GetAnnotations()[pausedAnnotation]; return ok }
+	Expect(nodelink.Setup(ctx, mgr, mgr, testmachine.Adapter{}, nodelink.Options{Selector: notRemote, Paused: paused})).To(Succeed())
 
 	capi, err := nodelink.NewUnstructuredAdapter(capiGVK, capiPaths())
 	Expect(err).NotTo(HaveOccurred())

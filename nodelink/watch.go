@@ -184,6 +184,7 @@ func (r *reconciler[M]) observe(old, new client.Object) {
 func (r *reconciler[M]) machineInputsChanged(o, n M) bool {
 	return o.GetGeneration() != n.GetGeneration() ||
 		!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+		!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations()) || // e.g. paused
 		!equality.Semantic.DeepEqual(r.adapter.NodeMetadata(o), r.adapter.NodeMetadata(n)) ||
 		!equality.Semantic.DeepEqual(r.adapter.LinkCondition(o), r.adapter.LinkCondition(n))
 }

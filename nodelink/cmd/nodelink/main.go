@@ -42,6 +42,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -56,6 +57,7 @@ type config struct {
 	gvk                     string
 	paths                   nodelink.FieldPaths
 	annotationPrefix        string
+	pausedAnnotation        string
 	nodeKubeconfig          string
 	namespace               string
 	selector                string
@@ -84,6 +86,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	fs.StringVar(&c.paths.Annotations, "annotations-path", d.Annotations, "path of the annotations (a string map) the machine wants on its Node; empty: none")
 	fs.StringVar(&c.paths.Taints, "taints-path", d.Taints, "path of the taints (a list of {key, value, effect}) the machine wants on its Node; empty: none")
 	fs.StringVar(&c.annotationPrefix, "annotation-prefix", "", "prefix of the annotations written on Nodes (<prefix>/machine, ...); default: the machine kind's API group")
+	fs.StringVar(&c.pausedAnnotation, "paused-annotation", "", "machines with this annotation are left alone, and so are their Nodes; default: <annotation-prefix>/paused; \"-\": none")
 	fs.StringVar(&c.nodeKubeconfig, "node-kubeconfig", "", "kubeconfig of the cluster whose Nodes are linked; default: the machines' cluster")
 	fs.StringVar(&c.namespace, "namespace", "", "link only the machines of this namespace (and cache only those)")
 	fs.StringVar(&c.selector, "machine-selector", "", "link only the machines matching this label selector")
@@ -106,6 +109,12 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	}
 	if c.annotationPrefix == "" {
 		c.annotationPrefix = gvk.Group
+	}
+	switch c.pausedAnnotation {
+	case "":
+		c.pausedAnnotation = c.annotationPrefix + "/paused"
+	case "-":
+		c.pausedAnnotation = ""
 	}
 	if c.leaderElectionID == "" {
 		c.leaderElectionID = "nodelink." + gvk.Group
@@ -187,8 +196,13 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 	}
+	var paused func(client.Object) bool
+	if c.pausedAnnotation != "" {
+		paused = func(o client.Object) bool { _, ok := o.GetAnnotations()[c.pausedAnnotation]; return ok }
+	}
 	err = nodelink.Setup(ctx, mgr, nodes, adapter, nodelink.Options{
 		AnnotationPrefix:        c.annotationPrefix,
+		Paused:                  paused,
 		Namespace:               c.namespace,
 		Selector:                selector,
 		MaxConcurrentReconciles: c.maxConcurrentReconciles,

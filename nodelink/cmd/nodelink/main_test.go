@@ -47,7 +47,8 @@ func TestParseFlags(t *testing.T) {
 		"defaults link machine-api's Machines with its annotations": {
 			check: func(t *testing.T, c config) {
 				if c.gvk != "machine.machineapi.dev/v1beta1/Machine" || c.annotationPrefix != "machine.machineapi.dev" ||
-					c.paths.Labels != "spec.metadata.labels" || c.paths.Taints != "spec.taints" || c.leaderElectionID != "nodelink.machine.machineapi.dev" {
+					c.paths.Labels != "spec.metadata.labels" || c.paths.Taints != "spec.taints" || c.leaderElectionID != "nodelink.machine.machineapi.dev" ||
+					c.pausedAnnotation != "machine.machineapi.dev/paused" {
 					t.Errorf("unexpected defaults: %+v", c)
 				}
 			},
@@ -59,16 +60,20 @@ func TestParseFlags(t *testing.T) {
 				"--annotations-path=", "--taints-path=", "--node-kubeconfig=/tmp/workload.kubeconfig",
 			},
 			check: func(t *testing.T, c config) {
-				if c.annotationPrefix != "cluster.x-k8s.io" || c.paths.Annotations != "" || c.paths.Taints != "" ||
+				if c.annotationPrefix != "cluster.x-k8s.io" || c.pausedAnnotation != "cluster.x-k8s.io/paused" || c.paths.Annotations != "" || c.paths.Taints != "" ||
 					!slices.Equal(c.paths.LabelPrefixes, []string{"node-role.kubernetes.io/", "node.cluster.x-k8s.io/"}) ||
 					!slices.Equal(c.paths.NodeRefFields, []string{"apiVersion", "kind", "name", "uid"}) || c.nodeKubeconfig == "" {
 					t.Errorf("unexpected config: %+v", c)
 				}
 			},
 		},
-		"explicit annotation prefix": {
-			args:  []string{"--machine-gvk=machine.openshift.io/v1beta1/Machine", "--annotation-prefix=machine.openshift.io"},
-			check: func(t *testing.T, c config) {},
+		"no paused annotation": {
+			args: []string{"--machine-gvk=machine.openshift.io/v1beta1/Machine", "--paused-annotation=-"},
+			check: func(t *testing.T, c config) {
+				if c.pausedAnnotation != "" || c.annotationPrefix != "machine.openshift.io" {
+					t.Errorf("unexpected config: %+v", c)
+				}
+			},
 		},
 		"bad GVK":      {args: []string{"--machine-gvk=Machine"}, err: true},
 		"bad selector": {args: []string{"--machine-selector=a in (b"}, err: true},
