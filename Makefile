@@ -28,11 +28,20 @@ ETCD_PORT ?= 12379
 help: ## List every target with what it does.
 	@awk 'BEGIN { FS = ":.*## " } /^##@/ { printf "\n%s\n", substr($$0, 5) } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
+# What make run applies once the managers run; `make run SAMPLES=` applies nothing.
+SAMPLES ?= docs/examples/run
+
 .PHONY: run
-run: controlplane build-localstack ## Run the whole stack on a local control plane (state in .local/, Ctrl-C stops it).
+run: controlplane build-localstack build ## Run the whole stack on a local control plane (state in .local/, Ctrl-C stops it).
 	@$(ROOT)/bin/tools/localstack --bin-dir $(KUBEBUILDER_ASSETS) --state-dir $(ROOT)/.local \
 		--apiserver-port $(APISERVER_PORT) --etcd-port $(ETCD_PORT) \
-		$(foreach m,$(GEN_MODULES),--crds $(m)/config/crd/bases)
+		$(foreach m,$(GEN_MODULES),--crds $(m)/config/crd/bases) --crds machine-api/config/admission \
+		--component "machine-manager=$(ROOT)/bin/machine-manager --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 --sim-state-dir=$(ROOT)/.local/sim --sim-boot-delay=3s" \
+		$(foreach s,$(SAMPLES),--apply $(s))
+
+.PHONY: build
+build: ## Build the binaries into bin/: machine-manager.
+	@cd machine-api && go build -o $(ROOT)/bin/machine-manager ./cmd/machine-manager
 
 .PHONY: test
 test: controlplane ## Run every module's tests, with go.work and with GOWORK=off, against the source-built API server.
@@ -49,7 +58,7 @@ generate: ## Regenerate deepcopy code, CRDs and RBAC with controller-gen.
 	@cg=$(call tool,controller-gen); for m in $(GEN_MODULES); do \
 		if [ -d $$m/api ]; then \
 			echo "== generate $$m"; \
-			(cd $$m && $$cg object:headerFile=$(ROOT)/hack/boilerplate.go.txt paths=./api/... \
+			(cd $$m && GOWORK=off $$cg object:headerFile=$(ROOT)/hack/boilerplate.go.txt paths=./api/... \
 				crd output:crd:artifacts:config=config/crd/bases paths=./api/... \
 				rbac:roleName=$$m-manager output:rbac:artifacts:config=config/rbac paths=./...); \
 		fi; \
@@ -66,7 +75,7 @@ verify: generate ## Fail on stale generated files, gofmt, go vet, untidy go.mod 
 		(cd $$m && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff) \
 			|| { echo "$$m: fix the vet findings, or run 'cd $$m && GOWORK=off go mod tidy'"; exit 1; }; \
 	done
-	@for m in $(DEV_MODULES) hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
+	@for m in $(DEV_MODULES) machine-api/examples/provider hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
 	@echo "== dependency direction"
 	@cd hack/tools && GOWORK=off go run ./cmd/importcheck $(ROOT)
 

@@ -101,11 +101,12 @@ type ClusterSpec struct {
 	// +optional
 	KubeconfigSecretRef *KubeconfigSecretReference `json:"kubeconfigSecretRef,omitempty"`
 
-	// workerPools each become a MachineDeployment managed by the cluster controller.
+	// workerPools each become a MachineDeployment managed by the cluster controller. At most 8,
+	// so that the API server can afford to validate each pool's template.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:MaxItems=8
 	WorkerPools []WorkerPool `json:"workerPools,omitempty"`
 }
 

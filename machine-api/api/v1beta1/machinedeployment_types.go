@@ -39,6 +39,7 @@ type MachineRollingUpdateDeployment struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percentage from 0% to 100%"
 	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
 
@@ -47,6 +48,7 @@ type MachineRollingUpdateDeployment struct {
 	// +optional
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percentage from 0% to 100%"
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 

@@ -69,6 +69,7 @@ type MachineHealthCheckSpec struct {
 	// of the targets, rounded down) are unhealthy. Unset, with unhealthyRange unset too, means 40%.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percentage from 0% to 100%"
 	MaxUnhealthy *intstr.IntOrString `json:"maxUnhealthy,omitempty"`
 
@@ -84,6 +85,7 @@ type MachineHealthCheckSpec struct {
 	// percentage of the targets, rounded down, at least 1). Unset means no bound beyond maxUnhealthy.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 1 or a percentage from 0% to 100%"
 	MaxInFlight *intstr.IntOrString `json:"maxInFlight,omitempty"`
 

@@ -87,8 +87,14 @@ var _ = Describe("Deleting a Machine", func() {
 		}, "1s").Should(BeFalse(), "nothing is drained while a pre-drain hook remains")
 
 		m := getMachine(key)()
+		m.Spec.LifecycleHooks.PreTerminate = append(m.Spec.LifecycleHooks.PreTerminate, v1beta1.LifecycleHook{Name: "late", Owner: "someone"})
+		err := k8s.Update(ctx, m)
+		Expect(err).To(HaveOccurred(), "hooks cannot be added once deletion started")
+		Expect(err.Error()).To(ContainSubstring("spec.lifecycleHooks.preTerminate: a hook cannot be added to a Machine that is being deleted"))
+
+		m = getMachine(key)()
 		m.Spec.LifecycleHooks.PreDrain = nil
-		Expect(k8s.Update(ctx, m)).To(Succeed())
+		Expect(k8s.Update(ctx, m)).To(Succeed(), "removing a hook is how its owner lets deletion go on")
 		Eventually(condition(key, v1beta1.DeletingCondition)).Should(HavePrefix("True/WaitingForPreTerminateHooks"))
 		Expect(condition(key, v1beta1.DrainedCondition)()).To(HavePrefix("True/Drained"))
 		Expect(instances()).To(Equal(1), "the instance is kept while a pre-terminate hook remains")

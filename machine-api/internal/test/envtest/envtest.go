@@ -49,6 +49,10 @@ func Start(extraCRDPaths ...string) (*Environment, error) {
 	}
 	// Tests create objects quickly; the default client-side throttle only slows them down.
 	cfg.QPS, cfg.Burst = 500, 1000
+	if err := applyAdmissionPolicies(cfg, filepath.Join(moduleRoot(), "config", "admission")); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
 	return &Environment{Environment: env, Config: cfg}, nil
 }
 
