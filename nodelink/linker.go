@@ -52,7 +52,8 @@ var _ manager.LeaderElectionRunnable = &Linker[client.Object]{}
 // Setup adds to mgr a linker for the machines in mgr's cluster and the Nodes of nodes. nodes is
 // either mgr itself (Nodes in the same cluster) or a cluster.Cluster for another API server that
 // the caller has added to mgr (mgr.Add(nodes)), so that it starts with the manager. The linker runs
-// when mgr is leader.
+// when mgr is leader. The Node cache must hold every Node (no label or field selector on Nodes): a
+// linked Node missing from it would be reported deleted.
 func Setup[M client.Object](ctx context.Context, mgr manager.Manager, nodes cluster.Cluster, adapter Adapter[M], opts Options) error {
 	l, err := NewLinker(ctx, mgr, nodes, adapter, opts)
 	if err != nil {

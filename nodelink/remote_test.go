@@ -136,11 +136,13 @@ var _ = Describe("Linking Machines to Nodes of a remote workload cluster", Order
 		stopLinker()
 	})
 
-	It("links again with a new linker for the same cluster (started and stopped with its Cluster)", func() {
-		_, stopLinker := start()
-		DeferCleanup(stopLinker)
+	It("links nothing while stopped, and links again with a new linker for the same cluster", func() {
 		id := "sim:///" + unique("i")
 		name, node := remoteMachine(id), remoteNode(id)
+		Consistently(getMachine(ns, name)).Should(Equal(machineState{}), "the stopped linker must not act any more")
+
+		_, stopLinker := start()
+		DeferCleanup(stopLinker)
 		Eventually(getLink(ns, name)).Should(Equal(linkedTo(node)))
 	})
 
