@@ -79,6 +79,16 @@ verify: generate ## Fail on stale generated files, gofmt, go vet, untidy go.mod 
 	@echo "== dependency direction"
 	@cd hack/tools && GOWORK=off go run ./cmd/importcheck $(ROOT)
 
+.PHONY: manifests
+manifests: controlplane ## Render each module's installation (config/default) into dist/manifests/<module>-components.yaml.
+	@mkdir -p dist/manifests
+	@for m in machine-api nodelink cluster-api; do \
+		if [ -f $$m/config/default/kustomization.yaml ]; then \
+			$(KUBEBUILDER_ASSETS)/kubectl kustomize $$m/config/default > dist/manifests/$$m-components.yaml; \
+			echo "dist/manifests/$$m-components.yaml"; \
+		fi; \
+	done
+
 .PHONY: tidy
 tidy: ## Run go mod tidy in every module.
 	@for m in $(MODULES) $(DEV_MODULES); do (cd $$m && GOWORK=off go mod tidy); done

@@ -32,6 +32,8 @@ const FieldManager = "machineapi-localstack"
 type Applier struct {
 	dyn    dynamic.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
+	// DryRun makes every apply a server-side dry run: validated and admitted, never stored.
+	DryRun bool
 }
 
 // NewApplier returns an Applier for the API server cfg points at.
@@ -123,10 +125,14 @@ func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured) err
 		return err
 	}
 	force := true
-	if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: &force}); err != nil {
+	opts := metav1.PatchOptions{FieldManager: FieldManager, Force: &force}
+	if a.DryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, body, opts); err != nil {
 		return err
 	}
-	if gvk.Kind == "CustomResourceDefinition" {
+	if gvk.Kind == "CustomResourceDefinition" && !a.DryRun {
 		a.mapper.Reset()
 		return waitEstablished(ctx, a.dyn, obj.GetName())
 	}
