@@ -66,7 +66,9 @@ func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 	if prev != nil {
 		prevReason = prev.Reason
 	}
-	if t := eventFor(s.decision, prevReason); t != "" {
+	// A machine being deleted loses its Node on purpose (its controller deletes it): no warning.
+	expected := s.decision.Reason == ReasonNodeDeleted && !s.machine.GetDeletionTimestamp().IsZero()
+	if t := eventFor(s.decision, prevReason); t != "" && !expected {
 		r.recorder.Eventf(s.machine, nil, t, cond.Reason, "LinkNode", cond.Message)
 	}
 	return nil

@@ -97,5 +97,6 @@ func Setup(ctx context.Context, mgr manager.Manager, nodes cluster.Cluster, o Op
 		Namespace:               o.Namespace,
 		Selector:                o.Selector,
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		Paused:                  func(m client.Object) bool { return v1beta1.IsPaused(m.GetAnnotations()) },
 	})
 }
