@@ -9,7 +9,7 @@ MODULES := drain nodelink machine-api cluster-api release
 # Modules holding API types and controllers: controller-gen runs in these.
 GEN_MODULES := machine-api cluster-api
 # Dev-only modules: built and tested with GOWORK=off, never released.
-DEV_MODULES := hack/tools
+DEV_MODULES := hack/tools hack/bench
 
 K8S_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" { sub(/^v/, "", $$3); print $$3 }' hack/controlplane/go.mod)
 KUBEBUILDER_ASSETS := $(ROOT)/bin/k8s/$(K8S_VERSION)
@@ -78,6 +78,14 @@ verify: generate ## Fail on stale generated files, gofmt, go vet, untidy go.mod 
 	@for m in $(DEV_MODULES) machine-api/examples/provider hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
 	@echo "== dependency direction"
 	@cd hack/tools && GOWORK=off go run ./cmd/importcheck $(ROOT)
+
+.PHONY: bench
+bench: controlplane ## Scale benchmark on a fresh control plane: 1000 machines (BENCH_FULL=1: 5000); writes dist/bench.json.
+	@mkdir -p dist
+	@cd machine-api && go build -o $(ROOT)/bin/machine-manager ./cmd/machine-manager
+	@cd nodelink && go build -o $(ROOT)/bin/nodelink ./cmd/nodelink
+	@cd hack/bench && GOWORK=off go run . -bin-dir $(KUBEBUILDER_ASSETS) -machine-manager $(ROOT)/bin/machine-manager \
+		-nodelink $(ROOT)/bin/nodelink -root $(ROOT) -out $(ROOT)/dist/bench.json $(BENCH_ARGS)
 
 .PHONY: manifests
 manifests: controlplane ## Render each module's installation (config/default) into dist/manifests/<module>-components.yaml.

@@ -28,6 +28,9 @@ type Config struct {
 	APIServerPort int
 	// EtcdPort is etcd's client port on 127.0.0.1; the peer port is EtcdPort+1.
 	EtcdPort int
+	// EtcdUnsafeNoFsync skips fsync in etcd (as envtest does): faster, and data may be lost if
+	// the machine crashes. For benchmarks and tests, never for state you want to keep.
+	EtcdUnsafeNoFsync bool
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -35,6 +38,7 @@ type Config struct {
 // Plane is a running etcd + kube-apiserver pair.
 type Plane struct {
 	cfg        Config
+	keys       pki
 	procs      []*Process
 	Kubeconfig string // path of the admin kubeconfig
 	Server     string // https URL of the API server
@@ -51,6 +55,7 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 	}
 	p := &Plane{
 		cfg:        cfg,
+		keys:       pki{dir: filepath.Join(cfg.StateDir, "pki")},
 		Kubeconfig: filepath.Join(cfg.StateDir, "kubeconfig"),
 		Server:     fmt.Sprintf("https://127.0.0.1:%d", cfg.APIServerPort),
 	}
@@ -64,7 +69,7 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 	}
 
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.EtcdPort)
-	etcd, err := StartProcess("etcd", filepath.Join(cfg.BinDir, "etcd"), []string{
+	etcdArgs := []string{
 		"--name=machineapi-local",
 		"--data-dir=" + filepath.Join(cfg.StateDir, "etcd"),
 		"--listen-client-urls=" + etcdURL,
@@ -74,7 +79,11 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 		fmt.Sprintf("--initial-cluster=machineapi-local=http://127.0.0.1:%d", cfg.EtcdPort+1),
 		"--listen-metrics-urls=",
 		"--log-level=warn",
-	}, filepath.Join(logDir, "etcd.log"))
+	}
+	if cfg.EtcdUnsafeNoFsync {
+		etcdArgs = append(etcdArgs, "--unsafe-no-fsync=true")
+	}
+	etcd, err := StartProcess("etcd", filepath.Join(cfg.BinDir, "etcd"), etcdArgs, filepath.Join(logDir, "etcd.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +143,9 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 	}
 	return p, nil
 }
+
+// Processes returns etcd and kube-apiserver, in that order.
+func (p *Plane) Processes() []*Process { return p.procs }
 
 // Stop terminates the API server, then etcd, and waits for both.
 func (p *Plane) Stop() {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// nominalWritesPerMachine is the issue's yardstick: a machine needs on the order of 10 writes on
+// its critical path, so the fastest N machines can come up is N*10/floor seconds.
+const nominalWritesPerMachine = 10
+
+type results struct {
+	Date                string       `json:"date"`
+	Go                  string       `json:"go"`
+	CPUs                int          `json:"cpus"`
+	LoadAverage         string       `json:"loadAverageAtStart"`
+	Machines            int          `json:"machines"`
+	Floor               floorResult  `json:"floor"`
+	ScaleUp             stepResult   `json:"scaleUp"`
+	HealthCheck         healthResult `json:"healthCheck"`
+	ScaleDown           stepResult   `json:"scaleDown"`
+	NodeLink            stepResult   `json:"nodelink"`
+	ManagerPeakRSSBytes int64        `json:"managerPeakRSSBytes"`
+}
+
+type stepResult struct {
+	Name             string             `json:"name"`
+	Machines         int                `json:"machines"`
+	Seconds          float64            `json:"seconds"`
+	MachinesPerSec   float64            `json:"machinesPerSecond"`
+	Writes           float64            `json:"writes"`
+	WritesPerMachine float64            `json:"writesPerMachine"`
+	WritesPerSec     float64            `json:"writesPerSecond"`
+	// WriteRateToFloor is the write rate the system sustained over the floor's.
+	WriteRateToFloor float64 `json:"writeRateToFloor"`
+	// FloorSeconds is how long N machines take at the floor with nominalWritesPerMachine writes each.
+	FloorSeconds float64 `json:"floorDerivedSeconds"`
+	// TimeToFloor is Seconds / FloorSeconds (the target for scale-up is at most 1.5).
+	TimeToFloor      float64            `json:"timeToFloor"`
+	P50Seconds       float64            `json:"p50TimeToRunningSeconds,omitempty"`
+	P99Seconds       float64            `json:"p99TimeToRunningSeconds,omitempty"`
+	PeakRSSBytes     int64              `json:"peakRSSBytes,omitempty"`
+	WritesByResource map[string]float64 `json:"writesByResource"`
+}
+
+type healthResult struct {
+	Machines             int     `json:"machines"`
+	TimeoutSeconds       float64 `json:"timeoutSeconds"`
+	SecondsToRemediation float64 `json:"secondsFromNotReadyToRemediation"`
+	SecondsBeyondTimeout float64 `json:"secondsBeyondTimeout"`
+}
+
+func newStepResult(name string, n int, elapsed time.Duration, writes writeCounts, floor floorResult) stepResult {
+	s := elapsed.Seconds()
+	r := stepResult{Name: name, Machines: n, Seconds: s, Writes: writes.total(), WritesByResource: writes}
+	if s > 0 {
+		r.MachinesPerSec = float64(n) / s
+		r.WritesPerSec = r.Writes / s
+	}
+	if n > 0 {
+		r.WritesPerMachine = r.Writes / float64(n)
+	}
+	if floor.WritesPerSec > 0 {
+		r.WriteRateToFloor = r.WritesPerSec / floor.WritesPerSec
+		r.FloorSeconds = float64(n*nominalWritesPerMachine) / floor.WritesPerSec
+		r.TimeToFloor = s / r.FloorSeconds
+	}
+	return r
+}
+
+func (r *results) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## machineapi scale benchmark, %s (%d CPUs, load %s, %s)\n\n", r.Date, r.CPUs, r.LoadAverage, r.Go)
+	fmt.Fprintf(&b, "Write floor: **%.0f writes/s** (%d Node writes by %d writers in %.1fs); floor-derived time for N machines = N x %d writes / floor.\n\n",
+		r.Floor.WritesPerSec, r.Floor.Writes, r.Floor.Workers, r.Floor.Seconds, nominalWritesPerMachine)
+	b.WriteString("| step | machines | seconds | machines/s | writes/machine | writes/s (÷ floor) | time ÷ floor-derived | p50 / p99 to Running |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, s := range []stepResult{r.ScaleUp, r.ScaleDown, r.NodeLink} {
+		if s.Name == "" {
+			continue
+		}
+		pct := "-"
+		if s.P50Seconds > 0 {
+			pct = fmt.Sprintf("%.2fs / %.2fs", s.P50Seconds, s.P99Seconds)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f | %.0f (%.2f) | %.2f | %s |\n",
+			s.Name, s.Machines, s.Seconds, s.MachinesPerSec, s.WritesPerMachine, s.WritesPerSec, s.WriteRateToFloor, s.TimeToFloor, pct)
+	}
+	if h := r.HealthCheck; h.Machines > 0 {
+		fmt.Fprintf(&b, "\nHealth check over %d machines: remediation started %.2fs after the Node went NotReady, %.2fs beyond the %.0fs timeout.\n",
+			h.Machines, h.SecondsToRemediation, h.SecondsBeyondTimeout, h.TimeoutSeconds)
+	}
+	if r.ManagerPeakRSSBytes > 0 {
+		fmt.Fprintf(&b, "\nmachine-manager peak RSS: %.0f MiB.\n", float64(r.ManagerPeakRSSBytes)/(1<<20))
+	}
+	if s := r.ScaleUp; len(s.WritesByResource) > 0 {
+		b.WriteString("\nScale-up writes by resource: ")
+		b.WriteString(breakdown(s.WritesByResource, s.Machines))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func breakdown(w map[string]float64, n int) string {
+	keys := make([]string, 0, len(w))
+	for k := range w {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return w[keys[i]] > w[keys[j]] })
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, w[k]/float64(max(n, 1))))
+	}
+	return strings.Join(parts, ", ") + " (per machine)"
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"machineapi.dev/hack/tools/localstack"
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+const (
+	benchNamespace = "bench"
+	deployment     = "bench"
+	mhcTimeout     = 5 * time.Second
+)
+
+func (e *env) steps(ctx context.Context, res *results) error {
+	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}); err != nil {
+		return err
+	}
+	mgr, err := e.startManager()
+	if err != nil {
+		return err
+	}
+	defer mgr.Stop(30 * time.Second)
+
+	if res.ScaleUp, err = e.scaleUp(ctx, e.o.machines, res.Floor); err != nil {
+		return err
+	}
+	if !e.skipped("mhc") {
+		if res.HealthCheck, err = e.healthCheck(ctx); err != nil {
+			return err
+		}
+	}
+	if !e.skipped("scaledown") {
+		if res.ScaleDown, err = e.scaleDown(ctx, res.Floor); err != nil {
+			return err
+		}
+	}
+	if rss, err := peakRSS(mgr.Pid()); err == nil {
+		res.ManagerPeakRSSBytes = rss
+	}
+	mgr.Stop(30 * time.Second)
+	if !e.skipped("nodelink") {
+		if res.NodeLink, err = e.nodelinkAlone(ctx, e.o.machines, res.Floor); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *env) startManager() (*localstack.Process, error) {
+	args := []string{
+		"--kubeconfig=" + e.kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--sim-boot-delay=0", "--sim-heartbeat-interval=-1", "--sim-state-dir=" + filepath.Join(e.stateDir, "sim"),
+	}
+	if e.o.pprof {
+		args = append(args, "--pprof-bind-address=127.0.0.1:6060")
+	}
+	args = append(args, strings.Fields(e.o.managerArgs)...)
+	p, err := localstack.StartProcess("machine-manager", e.o.managerBin, args, filepath.Join(e.stateDir, "logs", "machine-manager.log"))
+	if err != nil {
+		return nil, err
+	}
+	logf("machine-manager started (pid %d): %s", p.Pid(), strings.Join(args[1:], " "))
+	return p, nil
+}
+
+func (e *env) scaleUp(ctx context.Context, n int, floor floorResult) (stepResult, error) {
+	md := &v1beta1.MachineDeployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: deployment},
+		Spec: v1beta1.MachineDeploymentSpec{
+			Replicas: ptr.To[int32](0),
+			Selector: v1beta1.LabelSelector{MatchLabels: map[string]string{"pool": "bench"}},
+			Template: v1beta1.MachineTemplateSpec{
+				Metadata: v1beta1.ObjectMeta{Labels: map[string]string{"pool": "bench"}},
+				Spec: v1beta1.MachineSpec{
+					ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}},
+					Metadata:     v1beta1.ObjectMeta{Labels: map[string]string{"node-role.kubernetes.io/worker": ""}},
+				},
+			},
+		},
+	}
+	if err := e.c.Create(ctx, md); err != nil {
+		return stepResult{}, err
+	}
+	time.Sleep(2 * time.Second) // let the deployment create its (empty) MachineSet first
+	e.track.reset()
+	logf("scale-up: MachineDeployment %s 0 -> %d", deployment, n)
+	before, err := scrapeWrites(ctx, e.cs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	start := time.Now()
+	if err := e.scale(ctx, n); err != nil {
+		return stepResult{}, err
+	}
+	if err := e.track.waitUntil(ctx, "scale-up", 20*time.Minute, func(live, running int) bool { return running >= n }); err != nil {
+		return stepResult{}, err
+	}
+	elapsed := time.Since(start)
+	after, err := scrapeWrites(ctx, e.cs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	r := newStepResult("scale-up 0 -> N", n, elapsed, after.since(before), floor)
+	p50, p99 := e.track.timeToRunning()
+	r.P50Seconds, r.P99Seconds = p50.Seconds(), p99.Seconds()
+	logf("  scale-up: %d machines Running in %s (%.1f machines/s, %.1f writes/machine)", n, elapsed.Round(time.Millisecond), r.MachinesPerSec, r.WritesPerMachine)
+	return r, nil
+}
+
+func (e *env) scale(ctx context.Context, replicas int) error {
+	md := &v1beta1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: deployment}}
+	return e.c.Patch(ctx, md, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)))
+}
+
+func (e *env) scaleDown(ctx context.Context, floor floorResult) (stepResult, error) {
+	live, _ := e.track.counts()
+	logf("scale-down: MachineDeployment %s %d -> 0 (each Node drained: they are empty)", deployment, live)
+	before, err := scrapeWrites(ctx, e.cs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	start := time.Now()
+	if err := e.scale(ctx, 0); err != nil {
+		return stepResult{}, err
+	}
+	if err := e.track.waitUntil(ctx, "scale-down", 20*time.Minute, func(l, _ int) bool { return l == 0 }); err != nil {
+		return stepResult{}, err
+	}
+	elapsed := time.Since(start)
+	after, err := scrapeWrites(ctx, e.cs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	r := newStepResult("scale-down N -> 0", live, elapsed, after.since(before), floor)
+	logf("  scale-down: %d machines gone in %s", live, elapsed.Round(time.Millisecond))
+	return r, nil
+}
+
+// healthCheck puts every machine under one MachineHealthCheck, makes one Node NotReady and
+// measures how long after the condition's timeout the machine's remediation (its deletion) starts.
+func (e *env) healthCheck(ctx context.Context) (healthResult, error) {
+	mhc := &v1beta1.MachineHealthCheck{
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: "bench"},
+		Spec: v1beta1.MachineHealthCheckSpec{
+			Selector: v1beta1.LabelSelector{MatchLabels: map[string]string{"pool": "bench"}},
+			UnhealthyConditions: []v1beta1.UnhealthyCondition{
+				{Type: "Ready", Status: "False", TimeoutSeconds: int32(mhcTimeout.Seconds())},
+				{Type: "Ready", Status: "Unknown", TimeoutSeconds: int32(mhcTimeout.Seconds())},
+			},
+			MaxUnhealthy: ptr.To(intstr.FromString("40%")),
+		},
+	}
+	if err := e.c.Create(ctx, mhc); err != nil {
+		return healthResult{}, err
+	}
+	n := e.o.machines
+	if err := waitFor(ctx, 2*time.Minute, func() bool {
+		got := &v1beta1.MachineHealthCheck{}
+		return e.c.Get(ctx, client.ObjectKeyFromObject(mhc), got) == nil && int(got.Status.CurrentHealthy) == n
+	}); err != nil {
+		return healthResult{}, fmt.Errorf("waiting for the health check to see %d healthy machines: %w", n, err)
+	}
+	list := &v1beta1.MachineList{}
+	if err := e.cache.List(ctx, list, client.InNamespace(benchNamespace)); err != nil || len(list.Items) == 0 {
+		return healthResult{}, fmt.Errorf("no machine to make unhealthy: %v", err)
+	}
+	victim := list.Items[0]
+	nodeName := victim.Status.NodeRef.Name
+	logf("health check: making Node %s of machine %s NotReady (timeout %s, %d machines checked)", nodeName, victim.Name, mhcTimeout, n)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"sim.machineapi.dev/not-ready-after":"0s"}}}`)
+	if err := e.c.Patch(ctx, &victim, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return healthResult{}, err
+	}
+	var notReadyAt time.Time
+	if err := waitFor(ctx, time.Minute, func() bool {
+		node := &corev1.Node{}
+		if e.c.Get(ctx, types.NamespacedName{Name: nodeName}, node) != nil {
+			return false
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionFalse {
+				notReadyAt = time.Now()
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		return healthResult{}, fmt.Errorf("the Node never went NotReady: %w", err)
+	}
+	var remediatedAt time.Time
+	if err := waitFor(ctx, 2*time.Minute, func() bool {
+		ts, ok := e.track.deletionStartedAt(victim.UID)
+		remediatedAt = ts
+		return ok
+	}); err != nil {
+		return healthResult{}, fmt.Errorf("the unhealthy machine was not remediated: %w", err)
+	}
+	r := healthResult{Machines: n, TimeoutSeconds: mhcTimeout.Seconds(), SecondsToRemediation: remediatedAt.Sub(notReadyAt).Seconds()}
+	r.SecondsBeyondTimeout = r.SecondsToRemediation - r.TimeoutSeconds
+	logf("  remediation started %.2fs after the Node went NotReady (%.2fs beyond the timeout)", r.SecondsToRemediation, r.SecondsBeyondTimeout)
+	if err := e.c.Delete(ctx, mhc); err != nil {
+		return r, err
+	}
+	// The set replaces the machine; wait for it so scale-down starts from N running machines.
+	return r, e.track.waitUntil(ctx, "replacement", 5*time.Minute, func(live, running int) bool { return live == n && running == n })
+}
+
+// nodelinkAlone creates N Node/Machine pairs with matching providerIDs while nothing runs, then
+// starts the nodelink binary and times until every Machine has its nodeRef.
+func (e *env) nodelinkAlone(ctx context.Context, n int, floor floorResult) (stepResult, error) {
+	const ns = "bench-nodelink"
+	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return stepResult{}, err
+	}
+	logf("nodelink: creating %d Node/Machine pairs (not timed)", n)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	jobs := make(chan int)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				id := fmt.Sprintf("sim:///nodelink-%05d", i)
+				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nodelink-%05d", i)}, Spec: corev1.NodeSpec{ProviderID: id}}
+				m := &v1beta1.Machine{
+					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("pair-%05d", i)},
+					Spec: v1beta1.MachineSpec{ProviderID: id, Metadata: v1beta1.ObjectMeta{Labels: map[string]string{"pool": "nodelink"}},
+						ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{}`)}}},
+				}
+				if err := e.c.Create(ctx, node); err != nil {
+					errs <- err
+					return
+				}
+				if err := e.c.Create(ctx, m); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range n {
+		select {
+		case jobs <- i:
+		case err := <-errs:
+			close(jobs)
+			wg.Wait()
+			return stepResult{}, err
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	before, err := scrapeWrites(ctx, e.cs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	start := time.Now()
+	p, err := localstack.StartProcess("nodelink", e.o.nodelinkBin, []string{
+		"--kubeconfig=" + e.kubeconfig, "--namespace=" + ns, "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--max-concurrent-reconciles=20",
+	}, filepath.Join(e.stateDir, "logs", "nodelink.log"))
+	if err != nil {
+		return stepResult{}, err
+	}
+	defer p.Stop(20 * time.Second)
+	if err := waitFor(ctx, 20*time.Minute, func() bool {
+		list := &v1beta1.MachineList{}
+		if e.cache.List(ctx, list, client.InNamespace(ns)) != nil {
+			return false
+		}
+		linked := 0
+		for i := range list.Items {
+			if list.Items[i].Status.NodeRef != nil {
+				linked++
+			}
+		}
+		return linked == n
+	}); err != nil {
+		return stepResult{}, fmt.Errorf("nodelink did not link every pair: %w (see %s)", err, p.LogFile)
+	}
+	elapsed := time.Since(start)
+	after, err := scrapeWrites(ctx, e.cs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	r := newStepResult("nodelink alone, N pairs", n, elapsed, after.since(before), floor)
+	if rss, err := peakRSS(p.Pid()); err == nil {
+		r.PeakRSSBytes = rss
+	}
+	logf("  nodelink: %d pairs linked in %s", n, elapsed.Round(time.Millisecond))
+	return r, nil
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
