@@ -25,10 +25,10 @@ import (
 
 type options struct {
 	binDir, managerBin, nodelinkBin, root, out string
-	machines, floorNodes, floorWorkers           int
-	managerArgs                                  string
-	pprof                                        bool
-	skip                                         string
+	machines, floorNodes, floorWorkers         int
+	managerArgs                                string
+	pprof                                      bool
+	skip                                       string
 }
 
 func main() {
@@ -176,4 +176,3 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
-

@@ -26,13 +26,13 @@ type results struct {
 }
 
 type stepResult struct {
-	Name             string             `json:"name"`
-	Machines         int                `json:"machines"`
-	Seconds          float64            `json:"seconds"`
-	MachinesPerSec   float64            `json:"machinesPerSecond"`
-	Writes           float64            `json:"writes"`
-	WritesPerMachine float64            `json:"writesPerMachine"`
-	WritesPerSec     float64            `json:"writesPerSecond"`
+	Name             string  `json:"name"`
+	Machines         int     `json:"machines"`
+	Seconds          float64 `json:"seconds"`
+	MachinesPerSec   float64 `json:"machinesPerSecond"`
+	Writes           float64 `json:"writes"`
+	WritesPerMachine float64 `json:"writesPerMachine"`
+	WritesPerSec     float64 `json:"writesPerSecond"`
 	// WriteRateToFloor is the write rate the system sustained over the floor's.
 	WriteRateToFloor float64 `json:"writeRateToFloor"`
 	// FloorSeconds is how long N machines take at the floor with nominalWritesPerMachine writes each.

@@ -155,4 +155,3 @@ func (t *tracker) deletionStartedAt(uid types.UID) (time.Time, bool) {
 	ts, ok := t.deleting[uid]
 	return ts, ok
 }
-
