@@ -29,6 +29,7 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/machine"
 	"machineapi.dev/machine-api/internal/controller/machineclass"
+	"machineapi.dev/machine-api/internal/controller/machinehealthcheck"
 	"machineapi.dev/machine-api/internal/machinelink"
 	"machineapi.dev/machine-api/provider"
 )
@@ -181,6 +182,17 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 		Namespace: o.Namespace, Selector: selector, MaxConcurrentReconciles: o.MachineConcurrency,
 	}); err != nil {
 		return fmt.Errorf("setting up the node linker: %w", err)
+	}
+	// After the machine controller: it registers the Machine node-name index health checks use.
+	checks := &machinehealthcheck.Reconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("machinehealthcheck-controller"),
+		Clock:                   o.Clock,
+		MaxConcurrentReconciles: o.SetConcurrency,
+	}
+	if err := checks.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the machinehealthcheck controller: %w", err)
 	}
 	return nil
 }

@@ -25,9 +25,14 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
-// templateRetry is how long to wait before reading a missing or unusable remediation template
-// again (it is not watched: its kind is the user's).
-const templateRetry = 30 * time.Second
+// Requeue intervals.
+const (
+	// templateRetry is how long to wait before reading a missing or unusable remediation template
+	// again (it is not watched: its kind is the user's).
+	templateRetry = 30 * time.Second
+	// conflictRetry is how long to wait before evaluating again after a write met a conflict.
+	conflictRetry = time.Second
+)
 
 // Reconciler is the MachineHealthCheck controller.
 type Reconciler struct {
@@ -42,6 +47,8 @@ type Reconciler struct {
 	Clock clock.Clock
 	// MaxConcurrentReconciles is the number of health checks reconciled in parallel.
 	MaxConcurrentReconciles int
+
+	deletions pendingDeletions // Machines deleted, until the cache shows it
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinehealthchecks,verbs=get;list;watch
@@ -112,13 +119,15 @@ func runSteps(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error)
 
 // evaluate judges the targets (pure; see evaluate.go). A spec it cannot evaluate is terminal until
 // the user changes it.
-func (r *Reconciler) evaluate(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+func (r *Reconciler) evaluate(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	ev, err := evaluate(&s.mhc.Spec, s.targets, s.external, s.now)
 	if err != nil {
 		s.invalid = err
 		return ctrl.Result{}, false, reconcile.TerminalError(fmt.Errorf("health check %s: %w", client.ObjectKeyFromObject(s.mhc), err))
 	}
 	s.eval = ev
+	log.FromContext(ctx).V(1).Info("evaluated", "targets", ev.total, "healthy", ev.healthy, "unhealthy", ev.unhealthy,
+		"inFlight", ev.inFlight, "starting", ev.started, "allowed", ev.allowed, "requeueAfter", ev.requeueAfter)
 	return ctrl.Result{RequeueAfter: ev.requeueAfter}, true, nil
 }
 
@@ -140,8 +149,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	case err == nil:
 		r.warnIfStopped(before, updated)
 		return nil
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		return nil // deleted, or changed since read: its event brings it back
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		// Changed since read, perhaps only in labels, which no event brings back.
+		return fmt.Errorf("writing the status of health check %s: %w", client.ObjectKeyFromObject(s.mhc), err)
 	default:
 		return fmt.Errorf("writing the status of health check %s: %w", client.ObjectKeyFromObject(s.mhc), err)
 	}

@@ -31,6 +31,7 @@ type target struct {
 	node        *corev1.Node     // the linked Node; nil when none is linked or it is gone
 	nodeMissing bool             // status.nodeRef names a Node that no longer exists
 	request     bool             // a live external remediation request exists for it
+	deleted     bool             // deleted by this controller, which the cache does not show yet
 }
 
 // state is where a target stands.
@@ -54,13 +55,16 @@ const (
 type health struct {
 	state   state
 	cause   string        // why it is unhealthy (a Cause constant); empty when it is not
-	message string        // what was observed, stable across evaluations (no durations that tick)
+	message string        // what was observed, stable across evaluations (no durations that tick); "" when healthy
 	recheck time.Duration // > 0: a timeout expires then and the verdict may change
 }
 
 // check judges one target at time now. It is pure: everything it needs is in t.
 func check(t *target, r *rules, now time.Time) health {
 	m := t.machine
+	if t.deleted {
+		return health{state: stateInFlight, message: "the Machine is being deleted to remediate it"}
+	}
 	if !m.DeletionTimestamp.IsZero() {
 		if t.request || remediationStarted(m) {
 			return health{state: stateInFlight, message: "the Machine is being deleted to remediate it"}
@@ -127,7 +131,7 @@ func waitForNode(m *v1beta1.Machine, r *rules, now time.Time) health {
 // nodeConditions fails the Node when one of the rules' conditions has held for its timeout; it
 // asks to be called again when the first condition still short of its timeout reaches it.
 func nodeConditions(node *corev1.Node, r *rules, now time.Time) health {
-	h := health{state: stateHealthy, message: fmt.Sprintf("Node %s is healthy", node.Name)}
+	h := health{state: stateHealthy} // its message is made only when written (see healthyMessage)
 	for _, uc := range r.conditions {
 		for i := range node.Status.Conditions {
 			nc := &node.Status.Conditions[i]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,33 +40,70 @@ func (r *Reconciler) remediate(ctx context.Context, s *scope) (ctrl.Result, bool
 		ev.block(s.templateProblem, s.templateWhy)
 		res.RequeueAfter = templateRetry
 	}
+	jobs := jobsOf(ev, remedyOf(s.mhc))
+	err := forEach(len(jobs), machineWriters, func(i int) error { return r.apply(ctx, s, jobs[i]) })
+	if s.changed.Load() {
+		res.RequeueAfter = soonest(res.RequeueAfter, conflictRetry)
+	}
+	return res, true, err
+}
+
+// jobsOf returns the outcomes with something to do: a condition that changes, an action. It is
+// pure; a pass over Machines whose verdicts did not change yields no job.
+func jobsOf(ev *evaluation, remedy func(*outcome) string) []job {
 	var jobs []job
 	for i := range ev.outcomes {
 		o := &ev.outcomes[i]
-		j := job{o: o}
-		if c, ours := machineCondition(o, r.remedy(s, o)); ours &&
-			!sameCondition(meta.FindStatusCondition(o.target.machine.Status.Conditions, c.Type), c) {
-			j.cond = &c
-		}
+		j := job{o: o, cond: conditionChange(o, remedy)}
 		if j.cond != nil || o.action != actNone {
 			jobs = append(jobs, j)
 		}
 	}
-	err := forEach(len(jobs), machineWriters, func(i int) error { return r.apply(ctx, s, jobs[i]) })
-	return res, true, err
+	return jobs
 }
 
-// remedy says in words how o's Machine is (or would be) remediated.
-func (r *Reconciler) remedy(s *scope, o *outcome) string {
-	if ref := s.mhc.Spec.RemediationTemplate; ref != nil {
-		kind, _ := requestKind(ref.Kind)
-		return fmt.Sprintf("requested external remediation %s %s (from %s %s)", kind, o.target.machine.Name, ref.Kind, ref.Name)
+// conditionChange returns the HealthCheckSucceeded condition to write on o's Machine, nil when
+// its current one is right or is not ours to write.
+func conditionChange(o *outcome, remedy func(*outcome) string) *metav1.Condition {
+	current := meta.FindStatusCondition(o.target.machine.Status.Conditions, v1beta1.HealthCheckSucceededCondition)
+	if o.health.state == stateHealthy && stillHealthy(current, o.target) {
+		return nil // the common case, checked without formatting a message
 	}
-	return fmt.Sprintf("deleting the Machine so that MachineSet %s replaces it", machineSetOf(o.target.machine))
+	c, ours := machineCondition(o, remedy)
+	if !ours || sameCondition(current, c) {
+		return nil
+	}
+	return &c
 }
 
-// apply does one job. A Machine that changed since it was read (a conflict) or is gone is left
-// alone: its event brings the health check back with fresh data.
+// stillHealthy reports whether current is the condition machineCondition makes for healthy t.
+func stillHealthy(current *metav1.Condition, t *target) bool {
+	if current == nil || current.Status != metav1.ConditionTrue || current.Reason != ReasonHealthy ||
+		current.ObservedGeneration != t.machine.Generation || t.node == nil {
+		return false
+	}
+	msg, name := current.Message, t.node.Name
+	return len(msg) == len("Node ")+len(name)+len(" is healthy") &&
+		strings.HasPrefix(msg, "Node ") && strings.HasSuffix(msg, " is healthy") && msg[len("Node "):len("Node ")+len(name)] == name
+}
+
+// remedyOf returns how mhc remediates a Machine, in words.
+func remedyOf(mhc *v1beta1.MachineHealthCheck) func(*outcome) string {
+	if ref := mhc.Spec.RemediationTemplate; ref != nil {
+		kind, _ := requestKind(ref.Kind)
+		return func(o *outcome) string {
+			return fmt.Sprintf("requested external remediation %s %s (from %s %s)", kind, o.target.machine.Name, ref.Kind, ref.Name)
+		}
+	}
+	return func(o *outcome) string {
+		return fmt.Sprintf("deleting the Machine so that MachineSet %s replaces it", machineSetOf(o.target.machine))
+	}
+}
+
+// apply does one job. A Machine that changed since it was read (a conflict) is left alone and the
+// check is requeued after conflictRetry: the change may be one the Machine watch filters out (the
+// machine controller's Ready condition), so no event would bring it back. A Machine gone is left
+// alone: its delete event brings the check back.
 func (r *Reconciler) apply(ctx context.Context, s *scope, j job) error {
 	m := j.o.target.machine
 	rv := m.ResourceVersion
@@ -81,7 +119,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, j job) error {
 		if s.external {
 			return r.requestRemediation(ctx, s, j.o)
 		}
-		return r.deleteMachine(ctx, j.o, rv)
+		return r.deleteMachine(ctx, s, j.o, rv)
 	case actCleanup:
 		return r.deleteRequest(ctx, s, m)
 	}
@@ -99,7 +137,10 @@ func (r *Reconciler) setHealthCondition(ctx context.Context, m *v1beta1.Machine,
 	switch {
 	case err == nil:
 		return updated, nil
-	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+	case apierrors.IsConflict(err):
+		s.changed.Store(true)
+		return nil, nil
+	case apierrors.IsNotFound(err):
 		return nil, nil
 	default:
 		return nil, fmt.Errorf("setting %s on machine %s: %w", c.Type, client.ObjectKeyFromObject(m), err)
@@ -108,17 +149,21 @@ func (r *Reconciler) setHealthCondition(ctx context.Context, m *v1beta1.Machine,
 
 // deleteMachine deletes o's Machine, provided it is still the one judged (same UID and
 // resourceVersion); its MachineSet replaces it and the machine controller drains it as usual.
-func (r *Reconciler) deleteMachine(ctx context.Context, o *outcome, rv string) error {
+func (r *Reconciler) deleteMachine(ctx context.Context, s *scope, o *outcome, rv string) error {
 	m := o.target.machine
 	uid := m.UID
 	victim := &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
 	err := r.Client.Delete(ctx, victim, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 	switch {
 	case err == nil:
+		r.deletions.add(uid, s.now)
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, eventReason(o), "Delete",
 			"remediating: %s; deleting the Machine so that MachineSet %s replaces it", o.health.message, machineSetOf(m))
 		return nil
-	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+	case apierrors.IsConflict(err):
+		s.changed.Store(true)
+		return nil
+	case apierrors.IsNotFound(err):
 		return nil
 	default:
 		return fmt.Errorf("deleting unhealthy machine %s: %w", client.ObjectKeyFromObject(m), err)
@@ -188,4 +233,3 @@ func forEach(n, workers int, f func(i int) error) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
-

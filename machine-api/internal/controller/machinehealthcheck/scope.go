@@ -1,6 +1,7 @@
 package machinehealthcheck
 
 import (
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,6 +17,7 @@ type scope struct {
 	targets []target    // the selected Machines with their Nodes (and requests)
 	eval    *evaluation // the pass over targets
 	invalid error       // the spec cannot be evaluated; reported in RemediationAllowed
+	changed atomic.Bool // a Machine write met a conflict: evaluate again after conflictRetry
 
 	// External remediation (spec.remediationTemplate set).
 	external        bool

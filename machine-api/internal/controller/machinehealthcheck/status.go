@@ -12,8 +12,9 @@ import (
 
 // machineCondition returns the HealthCheckSucceeded condition o's Machine should carry, or false
 // when this controller leaves the Machine's condition as it is (Machines being deleted, paused
-// Machines). remedy describes the remediation in words ("deleting the Machine so that ...").
-func machineCondition(o *outcome, remedy string) (metav1.Condition, bool) {
+// Machines). remedy describes the remediation in words ("deleting the Machine so that ..."); it is
+// called only for Machines being remediated.
+func machineCondition(o *outcome, remedy func(*outcome) string) (metav1.Condition, bool) {
 	m := o.target.machine
 	if !m.DeletionTimestamp.IsZero() || v1beta1.IsPaused(m.Annotations) {
 		return metav1.Condition{}, false
@@ -21,10 +22,10 @@ func machineCondition(o *outcome, remedy string) (metav1.Condition, bool) {
 	c := metav1.Condition{Type: v1beta1.HealthCheckSucceededCondition, ObservedGeneration: m.Generation, Message: o.health.message}
 	switch {
 	case o.health.state == stateHealthy:
-		c.Status, c.Reason = metav1.ConditionTrue, ReasonHealthy
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonHealthy, healthyMessage(o.target)
 	case o.health.state == stateInFlight || o.action == actRemediate:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonRemediating
-		c.Message += "; remediating: " + remedy
+		c.Message += "; remediating: " + remedy(o)
 	case o.health.state == stateWaiting:
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonWaitingForNode
 	default:
@@ -32,6 +33,15 @@ func machineCondition(o *outcome, remedy string) (metav1.Condition, bool) {
 		c.Message += "; not remediated: " + o.why
 	}
 	return c, true
+}
+
+// healthyMessage is the message of a healthy target, made only when needed: a pass over thousands
+// of healthy Machines formats nothing.
+func healthyMessage(t *target) string {
+	if t.node == nil {
+		return "healthy"
+	}
+	return "Node " + t.node.Name + " is healthy"
 }
 
 // sameCondition reports whether a and b say the same thing (transition times aside).

@@ -31,6 +31,7 @@ func (r *Reconciler) selectTargets(ctx context.Context, s *scope) (ctrl.Result, 
 	for i := range list.Items {
 		m := &list.Items[i]
 		s.targets[i].machine = m
+		s.targets[i].deleted = r.deletions.pending(m, s.now)
 		ref := m.Status.NodeRef
 		if ref == nil {
 			continue

@@ -1,0 +1,118 @@
+package machinehealthcheck
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// now is the evaluation time of every table test.
+var now = time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
+
+// healthyTarget is a Running Machine, controlled by MachineSet ms, whose Node has been Ready for an hour.
+func healthyTarget(name string, opts ...func(*target)) target {
+	t := target{
+		machine: &v1beta1.Machine{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
+				CreationTimestamp: metav1.NewTime(now.Add(-2 * time.Hour)),
+				OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: v1beta1.GroupVersion.String(), Kind: "MachineSet", Name: "ms", UID: "uid-ms", Controller: ptr.To(true),
+				}},
+			},
+			Status: v1beta1.MachineStatus{
+				Phase:           v1beta1.MachinePhaseRunning,
+				ProvisionedTime: ptr.To(metav1.NewTime(now.Add(-time.Hour))),
+				NodeRef:         &v1beta1.NodeReference{Kind: "Node", Name: "node-" + name, UID: types.UID("uid-node-" + name)},
+			},
+		},
+		node: &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: "node-" + name, UID: types.UID("uid-node-" + name)},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+				Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour)),
+			}}},
+		},
+	}
+	for _, o := range opts {
+		o(&t)
+	}
+	return t
+}
+
+// nodeCondition sets the Node's condition typ to status, transitioned ago.
+func nodeCondition(typ corev1.NodeConditionType, status corev1.ConditionStatus, ago time.Duration) func(*target) {
+	return func(t *target) {
+		c := corev1.NodeCondition{Type: typ, Status: status, LastTransitionTime: metav1.NewTime(now.Add(-ago))}
+		for i := range t.node.Status.Conditions {
+			if t.node.Status.Conditions[i].Type == typ {
+				t.node.Status.Conditions[i] = c
+				return
+			}
+		}
+		t.node.Status.Conditions = append(t.node.Status.Conditions, c)
+	}
+}
+
+func notReadyFor(ago time.Duration) func(*target) {
+	return nodeCondition(corev1.NodeReady, corev1.ConditionFalse, ago)
+}
+
+// noNodeProvisionedAgo: provisioned ago, no Node yet.
+func noNodeProvisionedAgo(ago time.Duration) func(*target) {
+	return func(t *target) {
+		t.node = nil
+		t.machine.Status.NodeRef = nil
+		t.machine.Status.Phase = v1beta1.MachinePhaseProvisioned
+		t.machine.Status.ProvisionedTime = ptr.To(metav1.NewTime(now.Add(-ago)))
+	}
+}
+
+// notProvisionedCreatedAgo: created ago, no instance yet.
+func notProvisionedCreatedAgo(ago time.Duration) func(*target) {
+	return func(t *target) {
+		t.node = nil
+		t.machine.Status = v1beta1.MachineStatus{Phase: v1beta1.MachinePhaseProvisioning}
+		t.machine.CreationTimestamp = metav1.NewTime(now.Add(-ago))
+	}
+}
+
+func nodeGone(t *target) { t.node, t.nodeMissing = nil, true }
+
+func failed(t *target) {
+	t.machine.Status.Phase = v1beta1.MachinePhaseFailed
+	t.machine.Status.FailureMessage = ptr.To("instance vanished")
+}
+
+func annotated(key string) func(*target) {
+	return func(t *target) {
+		if t.machine.Annotations == nil {
+			t.machine.Annotations = map[string]string{}
+		}
+		t.machine.Annotations[key] = ""
+	}
+}
+
+func deleting(t *target) { t.machine.DeletionTimestamp = ptr.To(metav1.NewTime(now.Add(-time.Minute))) }
+
+// remediatedByUs: the Machine carries the mark this controller sets before deleting it.
+func remediatedByUs(t *target) {
+	deleting(t)
+	t.machine.Status.Conditions = append(t.machine.Status.Conditions, metav1.Condition{
+		Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse, Reason: ReasonRemediating,
+	})
+}
+
+func withRequest(t *target) { t.request = true }
+
+func unowned(t *target) { t.machine.OwnerReferences = nil }
+
+func ownedBy(apiVersion, kind string) func(*target) {
+	return func(t *target) {
+		t.machine.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "x", UID: "uid-x", Controller: ptr.To(true)}}
+	}
+}

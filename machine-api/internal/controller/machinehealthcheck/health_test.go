@@ -1,0 +1,160 @@
+package machinehealthcheck
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// TestCheck protects the health rules: which Machines are unhealthy, why, and when a verdict can
+// next change without an event (the requeue).
+func TestCheck(t *testing.T) {
+	r := rules{
+		conditions: []v1beta1.UnhealthyCondition{
+			{Type: "Ready", Status: "False", TimeoutSeconds: 300},
+			{Type: "Ready", Status: "Unknown", TimeoutSeconds: 300},
+			{Type: "DiskPressure", Status: "True", TimeoutSeconds: 60},
+		},
+		startupTimeout: 600 * time.Second,
+	}
+	tests := map[string]struct {
+		target  target
+		rules   *rules
+		state   state
+		cause   string
+		recheck time.Duration
+		message string // a substring of the message, when set
+	}{
+		"a Ready Node is healthy and needs no timer": {
+			target: healthyTarget("a"), state: stateHealthy,
+		},
+		"NotReady for less than the timeout is healthy until the timeout expires": {
+			target: healthyTarget("a", notReadyFor(100*time.Second)), state: stateHealthy, recheck: 200 * time.Second,
+		},
+		"NotReady for exactly the timeout is unhealthy": {
+			target: healthyTarget("a", notReadyFor(300*time.Second)), state: stateUnhealthy, cause: CauseUnhealthyNodeCondition,
+			message: "Node node-a has had Ready=False since 2026-05-04T11:55:00Z, longer than 5m0s",
+		},
+		"unreachable (Ready=Unknown) past the timeout is unhealthy": {
+			target: healthyTarget("a", nodeCondition(corev1.NodeReady, corev1.ConditionUnknown, time.Hour)),
+			state:  stateUnhealthy, cause: CauseUnhealthyNodeCondition,
+		},
+		"a condition status not listed does not count, however long it holds": {
+			target: healthyTarget("a", nodeCondition(corev1.NodeMemoryPressure, corev1.ConditionTrue, time.Hour)), state: stateHealthy,
+		},
+		"two pending conditions: the recheck is the sooner timeout": {
+			target: healthyTarget("a", notReadyFor(100*time.Second), nodeCondition(corev1.NodeDiskPressure, corev1.ConditionTrue, 30*time.Second)),
+			state:  stateHealthy, recheck: 30 * time.Second,
+		},
+		"a Node that is gone is unhealthy at once": {
+			target: healthyTarget("a", nodeGone), state: stateUnhealthy, cause: CauseNodeNotFound, message: "Node node-a no longer exists",
+		},
+		"phase Failed is unhealthy, with the failure message": {
+			target: healthyTarget("a", failed), state: stateUnhealthy, cause: CauseMachineFailed, message: "instance vanished",
+		},
+		"the remediate-machine annotation makes a healthy Machine unhealthy": {
+			target: healthyTarget("a", annotated(v1beta1.RemediateMachineAnnotation)), state: stateUnhealthy, cause: CauseRemediationRequested,
+		},
+		"no Node yet: the startup timeout runs from provisioning, not creation": {
+			target: healthyTarget("a", noNodeProvisionedAgo(500*time.Second)), state: stateWaiting, recheck: 100 * time.Second,
+			message: "remediated if none by 2026-05-04T12:01:40Z",
+		},
+		"no Node after the startup timeout is unhealthy": {
+			target: healthyTarget("a", noNodeProvisionedAgo(601*time.Second)), state: stateUnhealthy, cause: CauseNodeStartupTimeout,
+			message: "after provisioning",
+		},
+		"not provisioned yet: the startup timeout runs from creation": {
+			target: healthyTarget("a", notProvisionedCreatedAgo(700*time.Second)), state: stateUnhealthy, cause: CauseNodeStartupTimeout,
+			message: "after creation",
+		},
+		"a startup timeout of 0 waits for the Node forever": {
+			target: healthyTarget("a", noNodeProvisionedAgo(240*time.Hour)), rules: &rules{conditions: r.conditions},
+			state: stateWaiting,
+		},
+		"a Machine this controller deleted is a remediation in flight": {
+			target: healthyTarget("a", notReadyFor(time.Hour), remediatedByUs), state: stateInFlight,
+		},
+		"a Machine deleted by someone else is neither healthy nor unhealthy": {
+			target: healthyTarget("a", notReadyFor(time.Hour), deleting), state: stateDeleting,
+		},
+		"a deleting Machine with a live request is in flight": {
+			target: healthyTarget("a", deleting, withRequest), state: stateInFlight,
+		},
+		"an unhealthy Machine with a live request is in flight, not remediated again": {
+			target: healthyTarget("a", nodeGone, withRequest), state: stateInFlight, cause: CauseNodeNotFound,
+		},
+		"a Machine without a Node yet and with a live request is still in flight": {
+			target: healthyTarget("a", noNodeProvisionedAgo(time.Second), withRequest), state: stateInFlight, recheck: 599 * time.Second,
+		},
+		"a healthy Machine with a live request is healthy (its request is cleaned up)": {
+			target: healthyTarget("a", withRequest), state: stateHealthy,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			rr := &r
+			if tc.rules != nil {
+				rr = tc.rules
+			}
+			h := check(&tc.target, rr, now)
+			if h.state != tc.state || h.cause != tc.cause || h.recheck != tc.recheck {
+				t.Errorf("check() = state %d cause %q recheck %s, want state %d cause %q recheck %s (message %q)",
+					h.state, h.cause, h.recheck, tc.state, tc.cause, tc.recheck, h.message)
+			}
+			if !strings.Contains(h.message, tc.message) {
+				t.Errorf("message %q does not contain %q", h.message, tc.message)
+			}
+		})
+	}
+}
+
+// TestRulesOf protects the startup timeout default (600s) and the meaning of 0 (disabled).
+func TestRulesOf(t *testing.T) {
+	zero, five := int32(0), int32(5)
+	tests := map[string]struct {
+		set  *int32
+		want time.Duration
+	}{
+		"unset means the default, 600s": {nil, 600 * time.Second},
+		"0 disables":                    {&zero, 0},
+		"5 is five seconds":             {&five, 5 * time.Second},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := rulesOf(&v1beta1.MachineHealthCheckSpec{NodeStartupTimeoutSeconds: tc.set}).startupTimeout; got != tc.want {
+				t.Errorf("startupTimeout = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPendingDeletions protects in-flight counting against a cache that lags behind this
+// controller's own deletes: a Machine it deleted stays in flight until the cache shows the
+// deletion, or pendingTTL passes.
+func TestPendingDeletions(t *testing.T) {
+	var p pendingDeletions
+	m := healthyTarget("a", notReadyFor(time.Hour)).machine
+	if p.pending(m, now) {
+		t.Fatal("a Machine never deleted is pending")
+	}
+	p.add(m.UID, now)
+	if !p.pending(m, now.Add(time.Second)) {
+		t.Error("a Machine just deleted, not yet deleting in the cache, is not pending")
+	}
+	tgt := target{machine: m, deleted: p.pending(m, now)}
+	if h := check(&tgt, &rules{}, now); h.state != stateInFlight {
+		t.Errorf("a pending deletion is judged %d, want in flight", h.state)
+	}
+	if p.pending(m, now.Add(pendingTTL+time.Second)) {
+		t.Error("a pending deletion outlives pendingTTL")
+	}
+	p.add(m.UID, now)
+	deleting(&tgt)
+	if p.pending(m, now) || p.pending(healthyTarget("a").machine, now) {
+		t.Error("a deletion the cache shows is still pending")
+	}
+}
