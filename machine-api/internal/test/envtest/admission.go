@@ -29,6 +29,9 @@ func applyAdmissionPolicies(cfg *rest.Config, dir string) error {
 	}
 	ctx := context.Background()
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue // kustomize's own file, not a manifest
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return err
