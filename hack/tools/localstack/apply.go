@@ -53,7 +53,7 @@ func NewApplier(cfg *rest.Config) (*Applier, error) {
 func (a *Applier) Dynamic() dynamic.Interface { return a.dyn }
 
 // ManifestFiles returns the .yaml files of each path: a file itself, or the files of a folder
-// (not recursive), sorted. Missing paths are skipped: a module may not have generated CRDs yet.
+// (not recursive, without kustomization.yaml), sorted. Missing paths are skipped: a module may not have generated CRDs yet.
 func ManifestFiles(paths ...string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
@@ -73,7 +73,11 @@ func ManifestFiles(paths ...string) ([]string, error) {
 			return nil, err
 		}
 		sort.Strings(matches)
-		out = append(out, matches...)
+		for _, m := range matches {
+			if filepath.Base(m) != "kustomization.yaml" { // kustomize's own file, not a manifest
+				out = append(out, m)
+			}
+		}
 	}
 	return out, nil
 }
