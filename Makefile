@@ -64,11 +64,19 @@ generate: ## Regenerate deepcopy code, CRDs and RBAC with controller-gen.
 		fi; \
 	done
 
+.PHONY: docs
+docs: ## Generate the API reference (docs/reference/<module>.md) from the API types with crd-ref-docs.
+	@mkdir -p docs/reference
+	@crd=$(call tool,crd-ref-docs); for m in $(GEN_MODULES); do \
+		(cd $$m && GOWORK=off $$crd --source-path=./api/v1beta1 --config=$(ROOT)/hack/docs/crd-ref-docs.yaml \
+			--renderer=markdown --output-path=$(ROOT)/docs/reference/$$m.md --log-level=ERROR); \
+	done
+
 .PHONY: verify
-verify: generate ## Fail on stale generated files, gofmt, go vet, untidy go.mod files or imports that break the dependency direction.
-	@echo "== generated files are up to date"
-	@changed=$$(git status --porcelain -- $(foreach m,$(GEN_MODULES),':(glob)$(m)/**/zz_generated.*.go' $(m)/config)); \
-		[ -z "$$changed" ] || { echo "$$changed"; echo "generated files differ from the commit: run 'make generate' and commit the result"; exit 1; }
+verify: generate docs ## Fail on stale generated files, gofmt, go vet, untidy go.mod files or imports that break the dependency direction.
+	@echo "== generated files (deepcopy, CRDs, RBAC, API reference) are up to date"
+	@changed=$$(git status --porcelain -- $(foreach m,$(GEN_MODULES),':(glob)$(m)/**/zz_generated.*.go' $(m)/config) docs/reference); \
+		[ -z "$$changed" ] || { echo "$$changed"; echo "generated files differ from the commit: run 'make generate docs' and commit the result"; exit 1; }
 	@echo "== gofmt"
 	@out=$$(gofmt -l $(MODULES) hack); [ -z "$$out" ] || { echo "not gofmt'ed (run gofmt -w):"; echo "$$out"; exit 1; }
 	@for m in $(MODULES); do echo "== vet + tidy $$m"; \

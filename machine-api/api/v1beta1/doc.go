@@ -3,7 +3,7 @@
 // condition types and reasons the controllers write.
 //
 // The kinds, plurals and field paths that the unmodified Kubernetes cluster-autoscaler reads (with
-// CAPI_GROUP=machine.machineapi.dev) are a contract: see contract_test.go, which fails when one of
+// CAPI_GROUP=machine.machineapi.dev) are a contract: machine-api/internal/apivalidation fails when one of
 // them changes. Validation lives in the schema (kubebuilder markers and CEL rules whose messages
 // name the offending field), so a bad object is rejected before anything is stored.
 //
