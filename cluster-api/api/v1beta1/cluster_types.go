@@ -18,6 +18,13 @@ const (
 	// WorkerPoolLabel on a MachineDeployment names the worker pool of its Cluster it was made for.
 	WorkerPoolLabel = Prefix + "worker-pool"
 
+	// RemoteNodesLabel, with the value "true", on a Machine says that its Node lives in its
+	// Cluster's workload API server (spec.kubeconfigSecretRef), so the cluster-manager links it
+	// and a machine-manager's in-process node linker must not. The cluster controller puts it on
+	// the templates of the worker pools of a Cluster with a kubeconfigSecretRef; Machines of such
+	// a Cluster created otherwise must carry it to be linked.
+	RemoteNodesLabel = Prefix + "remote-nodes"
+
 	// ClusterFinalizer keeps a Cluster until its machines and infrastructure are gone.
 	ClusterFinalizer = Prefix + "cluster"
 )
@@ -60,7 +67,9 @@ type WorkerPool struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// replicas is the number of machines in the pool.
+	// replicas is the number of machines in the pool. The cluster controller keeps the pool's
+	// MachineDeployment at this size, except when autoscaling is set: then it is only the
+	// initial size (within the autoscaling bounds) and the cluster-autoscaler owns the size.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
@@ -74,9 +83,29 @@ type WorkerPool struct {
 	// +optional
 	MachineClass *machinev1.MachineClassReference `json:"machineClass,omitempty"`
 
-	// strategy of the pool's MachineDeployment.
+	// strategy of the pool's MachineDeployment. Unset means RollingUpdate with its defaults.
 	// +optional
 	Strategy *machinev1.MachineDeploymentStrategy `json:"strategy,omitempty"`
+
+	// autoscaling hands the pool's size to the cluster-autoscaler within these bounds: they
+	// become the MachineDeployment's node-group min-size and max-size annotations, and the
+	// cluster controller stops writing its replicas after creating it.
+	// +optional
+	Autoscaling *WorkerPoolAutoscaling `json:"autoscaling,omitempty"`
+}
+
+// WorkerPoolAutoscaling bounds the size the cluster-autoscaler may give a worker pool.
+// +kubebuilder:validation:XValidation:rule="self.minSize <= self.maxSize",message="minSize must not be greater than maxSize"
+type WorkerPoolAutoscaling struct {
+	// minSize is the smallest number of machines the autoscaler may scale the pool to.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	MinSize int32 `json:"minSize"`
+
+	// maxSize is the largest number of machines the autoscaler may scale the pool to.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MaxSize int32 `json:"maxSize"`
 }
 
 // ClusterSpec is the desired state of a Cluster.

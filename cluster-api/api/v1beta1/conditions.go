@@ -1,0 +1,27 @@
+package v1beta1
+
+// Condition types of a Cluster, all written by the cluster controller. Reasons are defined by the
+// controller package.
+const (
+	// InfrastructureReadyCondition: the cluster provider reports the cluster's infrastructure
+	// exists and is ready; False says whether it is being created, failed for good
+	// (InvalidConfiguration) or is retrying, and during deletion that it is being deleted.
+	InfrastructureReadyCondition = "InfrastructureReady"
+
+	// WorkerPoolsReadyCondition: every worker pool has its MachineDeployment with the pool's
+	// spec. False names the pools that could not be rendered (for example a MachineDeployment of
+	// the same name that the Cluster does not own).
+	WorkerPoolsReadyCondition = "WorkerPoolsReady"
+
+	// MachinesReadyCondition: as many of the cluster's machines are Ready as are desired.
+	MachinesReadyCondition = "MachinesReady"
+
+	// WorkloadAPIReachableCondition, present only when spec.kubeconfigSecretRef is set: the
+	// workload cluster's API server answers, so its Nodes are being linked to the cluster's
+	// Machines. While it is False nothing is unlinked, remediated or deleted because of it.
+	WorkloadAPIReachableCondition = "WorkloadAPIReachable"
+
+	// DeletingCondition, present only while the Cluster is being deleted: its reason names the
+	// step deletion waits on and its message what it waits for.
+	DeletingCondition = "Deleting"
+)

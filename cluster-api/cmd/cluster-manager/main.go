@@ -1,0 +1,37 @@
+// Command cluster-manager runs the Cluster controller with the simulated cluster provider: the
+// manager a cluster provider's own main.go would build, for local runs, tests and benchmarks. Run
+// it next to machine-manager, which makes the Machines of the Clusters' worker pools.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"machineapi.dev/cluster-api/manager"
+	"machineapi.dev/cluster-api/provider/sim"
+)
+
+func main() {
+	opts := manager.DefaultOptions()
+	opts.AddFlags(flag.CommandLine)
+	var simOpts sim.Options
+	simOpts.AddFlags(flag.CommandLine)
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	p, err := sim.New(simOpts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cluster-manager:", err)
+		os.Exit(2)
+	}
+	if err := manager.Run(ctrl.SetupSignalHandler(), p, opts); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster-manager:", err)
+		os.Exit(1)
+	}
+}
