@@ -10,9 +10,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"machineapi.dev/release/internal/binaries"
@@ -230,8 +232,8 @@ func (e *env) build(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for name, builds := range b.Binaries {
-		for _, bin := range builds {
+	for _, name := range slices.Sorted(maps.Keys(b.Binaries)) {
+		for _, bin := range b.Binaries[name] {
 			fmt.Fprintf(e.out, "binary %s %s/%s: %s\n", name, bin.OS, bin.Arch, rel(e.repo.Dir, bin.Path))
 		}
 	}
@@ -294,7 +296,8 @@ func (e *env) writeImage(ctx context.Context, mod versions.Module, version strin
 		return err
 	}
 	fmt.Fprintf(e.out, "image %s:%s (created %s)\n  index %s\n  OCI layout %s\n", repository, version, created.Format("2006-01-02T15:04:05Z"), w.Index, rel(e.repo.Dir, w.Layout))
-	for platform, file := range w.Tarballs {
+	for _, platform := range slices.Sorted(maps.Keys(w.Tarballs)) {
+		file := w.Tarballs[platform]
 		st, err := os.Stat(file)
 		if err != nil {
 			return err
