@@ -14,6 +14,11 @@
 // workload API server was down when it started) is started again by the next Ensure, no sooner
 // than Options.RestartDelay after it exited.
 //
+// Each linker is nodelink.NewLinker over a Node cache this package builds and runs with it
+// (nodes.go) rather than nodelink.NewRemoteLinker, whose cache needs the workload API server to
+// answer when the linker is built: a Cluster whose workload cluster is down must still get a
+// linker, which reports the outage and links once the server answers.
+//
 // # Invariants
 //
 //   - A linker links only the Machines in its Cluster's namespace that carry the Cluster's

@@ -90,6 +90,9 @@ type entry struct {
 	linker      *nodelink.Linker[*machinev1.Machine]
 	cancel      context.CancelFunc
 	done        chan struct{}
+	// previous is the last probe of the linker this one replaced for the same API server, reported
+	// until this one's first probe, so a restart does not turn a known state into an unknown one.
+	previous nodelink.Reachability
 	// Set by the linker's goroutine before done is closed.
 	err      error
 	exitedAt time.Time
@@ -150,10 +153,14 @@ func (r *Registry) Ensure(key types.NamespacedName, cfg *rest.Config, fingerprin
 	if r.ctx.Err() != nil {
 		return Status{}, fmt.Errorf("the remote node linkers are stopping: %w", r.ctx.Err())
 	}
+	var previous nodelink.Reachability
 	if e, ok := r.linkers[key]; ok {
 		st := e.status()
 		if e.fingerprint == fingerprint && (st.Running || r.opts.Clock.Since(st.ExitedAt) < r.opts.RestartDelay) {
 			return st, nil
+		}
+		if e.host == cfg.Host {
+			previous = st.Reachability
 		}
 		r.stopLocked(key, e)
 	}
@@ -161,6 +168,7 @@ func (r *Registry) Ensure(key types.NamespacedName, cfg *rest.Config, fingerprin
 	if err != nil {
 		return Status{}, err
 	}
+	e.previous = previous
 	r.linkers[key] = e
 	return e.status(), nil
 }
@@ -195,7 +203,11 @@ func (r *Registry) stopLocked(key types.NamespacedName, e *entry) {
 
 func (r *Registry) start(key types.NamespacedName, cfg *rest.Config, fingerprint string) (*entry, error) {
 	name := "nodelink-" + key.Namespace + "-" + key.Name
-	l, err := nodelink.NewRemoteLinker(r.ctx, r.machines, cfg, Adapter{}, nodelink.Options{
+	nodes, err := newNodeCluster(cfg, name)
+	if err != nil {
+		return nil, fmt.Errorf("building the node linker for cluster %s: %w", key, err)
+	}
+	l, err := nodelink.NewLinker(r.ctx, r.machines, nodes, Adapter{}, nodelink.Options{
 		Name:                    name,
 		AnnotationPrefix:        machinev1.GroupVersion.Group,
 		Namespace:               key.Namespace,
@@ -214,8 +226,8 @@ func (r *Registry) start(key types.NamespacedName, cfg *rest.Config, fingerprint
 	ctx, cancel := context.WithCancel(r.ctx)
 	e := &entry{fingerprint: fingerprint, host: cfg.Host, linker: l, cancel: cancel, done: make(chan struct{})}
 	r.wg.Go(func() {
-		err := l.Start(ctx)
-		stopped := ctx.Err() != nil
+		err := run(ctx, nodes, l)
+		stopped := ctx.Err() != nil // Stop, or the manager stopping
 		if err == nil && !stopped {
 			err = errors.New("the linker stopped unexpectedly")
 		}
@@ -229,8 +241,35 @@ func (r *Registry) start(key types.NamespacedName, cfg *rest.Config, fingerprint
 	return e, nil
 }
 
+// run runs the Node cache and the linker until ctx is cancelled or either fails (the linker
+// fails when the cache does not sync within its CacheSyncTimeout), and stops both.
+func run(ctx context.Context, nodes cluster.Cluster, l *nodelink.Linker[*machinev1.Machine]) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	nodesErr := make(chan error, 1)
+	wg.Go(func() {
+		if err := nodes.Start(ctx); err != nil {
+			nodesErr <- fmt.Errorf("running the Node cache: %w", err)
+			cancel()
+		}
+	})
+	err := l.Start(ctx)
+	cancel()
+	wg.Wait()
+	select {
+	case nerr := <-nodesErr:
+		err = errors.Join(err, nerr)
+	default:
+	}
+	return err
+}
+
 func (e *entry) status() Status {
 	st := Status{Fingerprint: e.fingerprint, Host: e.host, Reachability: e.linker.Reachability()}
+	if st.Reachability.LastProbe.IsZero() {
+		st.Reachability = e.previous
+	}
 	select {
 	case <-e.done:
 		st.Err, st.ExitedAt = e.err, e.exitedAt

@@ -160,3 +160,38 @@ var _ = Describe("A Cluster whose kubeconfig Secret is missing or unusable", fun
 			"a bad kubeconfig does not stop the rest of the Cluster")
 	})
 })
+
+var _ = Describe("A Cluster whose workload API server never answers", func() {
+	It("stays WorkloadAPIReachable=False/Unreachable while its linker restarts, without flapping", func() {
+		ns := newNamespace()
+		kubeconfig := `apiVersion: v1
+kind: Config
+clusters:
+- name: down
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: c
+  context: {cluster: down, user: u}
+current-context: c
+`
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "down-kubeconfig"}, Data: map[string][]byte{"value": []byte(kubeconfig)}}
+		Expect(k8s.Create(ctx, secret)).To(Succeed())
+		m := builder.Machine(ns, "m").InCluster("down").Remote().WithProviderID("remote:///down").Build()
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		Expect(k8s.Create(ctx, builder.Cluster(ns, "down").WithKubeconfig(secret.Name).Build())).To(Succeed())
+
+		Eventually(conditionOf(ns, "down", v1beta1.WorkloadAPIReachableCondition)).Should(Equal("False/Unreachable"))
+		// Longer than the suite's linker cache-sync timeout plus restart delay: the linker exits
+		// and is restarted at least once meanwhile.
+		Consistently(conditionOf(ns, "down", v1beta1.WorkloadAPIReachableCondition), 7*time.Second).Should(Equal("False/Unreachable"))
+		Expect(eventsFor(ns, "down")(Default)).NotTo(Or(containing(ReasonOf("LinkerFailed")), containing(ReasonOf("Probing"))))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+		Expect(m.DeletionTimestamp).To(BeNil())
+	})
+})
+
+// ReasonOf formats a reason as eventsFor reports it.
+func ReasonOf(reason string) string { return " " + reason + ": " }

@@ -171,17 +171,18 @@ func setWorkloadAPIReachable(st *v1beta1.ClusterStatus, s *scope, gen int64) {
 		c.Reason, c.Message = r.reason, r.message
 	case r.linker == nil:
 		return
+	case !reach.LastProbe.IsZero() && !reach.Reachable:
+		// Also when the linker stopped: an unreachable server is what keeps its cache from syncing.
+		c.Reason = ReasonUnreachable
+		c.Message = fmt.Sprintf("the workload API server %s has not answered since %s: %v; Machines keep their last Node links and nothing is remediated or deleted because of it",
+			r.host, reach.Since.UTC().Format("2006-01-02T15:04:05Z"), reach.Err)
 	case !r.linker.Running:
 		c.Reason = ReasonLinkerFailed
 		c.Message = fmt.Sprintf("the node linker for %s stopped: %v; it is restarted shortly, and nothing is unlinked or deleted meanwhile", r.host, r.linker.Err)
 	case reach.LastProbe.IsZero():
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonProbing, fmt.Sprintf("waiting for the first answer of the workload API server %s", r.host)
-	case reach.Reachable:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonReachable, fmt.Sprintf("the workload API server %s answers; its Nodes are linked to the cluster's Machines", r.host)
 	default:
-		c.Reason = ReasonUnreachable
-		c.Message = fmt.Sprintf("the workload API server %s has not answered since %s: %v; Machines keep their last Node links and nothing is remediated or deleted because of it",
-			r.host, reach.Since.UTC().Format("2006-01-02T15:04:05Z"), reach.Err)
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonReachable, fmt.Sprintf("the workload API server %s answers; its Nodes are linked to the cluster's Machines", r.host)
 	}
 	setCondition(st, c, s.now)
 }

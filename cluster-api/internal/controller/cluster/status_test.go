@@ -183,6 +183,13 @@ func TestComputeStatus(t *testing.T) {
 			wantPhase: v1beta1.ClusterPhaseProvisioned,
 			want:      map[string]cond{v1beta1.WorkloadAPIReachableCondition: {metav1.ConditionFalse, ReasonLinkerFailed}},
 		},
+		"remote: a linker that stopped because the server is down reports it unreachable, not failed": {
+			scope: scope{cluster: remoteCluster(), infra: infraState{called: true, ready: true},
+				remote: &remoteState{host: "h", linker: &remotelink.Status{Err: errors.New("timed out waiting for cache to be synced"),
+					Reachability: nodelink.Reachability{LastProbe: now, Since: now, Err: errors.New("connection refused")}}}},
+			wantPhase: v1beta1.ClusterPhaseProvisioned,
+			want:      map[string]cond{v1beta1.WorkloadAPIReachableCondition: {metav1.ConditionFalse, ReasonUnreachable}},
+		},
 		"remote: the Secret is missing": {
 			scope: scope{cluster: remoteCluster(), infra: infraState{called: true, ready: true},
 				remote: &remoteState{reason: ReasonKubeconfigSecretNotFound, message: "Secret ns/kc does not exist"}},

@@ -72,7 +72,7 @@ var _ = BeforeSuite(func() {
 	co.KubeconfigPollInterval = time.Second
 	co.WorkloadProbeInterval = 300 * time.Millisecond
 	co.LinkerRestartDelay = time.Second
-	co.LinkerCacheSyncTimeout = 10 * time.Second
+	co.LinkerCacheSyncTimeout = 4 * time.Second
 	startManager(func(ctx context.Context) (ctrl.Manager, error) { return manager.New(ctx, env.Config, clusterSim, co) })
 })
 
