@@ -161,9 +161,11 @@ func goEnv(name string) string {
 	return strings.TrimSpace(out)
 }
 
-// importablePackages lists the packages of the module in dir that another module can import.
+// importablePackages lists the packages of the module in dir that another module can import:
+// neither commands nor internal nor made of test files only.
 func importablePackages(ctx context.Context, dir string) ([]string, error) {
-	out, err := goCmd(ctx, dir, nil, "list", "-f", "{{if ne .Name \"main\"}}{{.ImportPath}}{{end}}", "./...")
+	// A package with only test files (examples, for instance) cannot be imported either.
+	out, err := goCmd(ctx, dir, nil, "list", "-f", "{{if and (ne .Name \"main\") .GoFiles}}{{.ImportPath}}{{end}}", "./...")
 	if err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, tail(out))
 	}

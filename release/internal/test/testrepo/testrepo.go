@@ -113,7 +113,9 @@ func TestHello(t *testing.T) {
 			"\n\nreplace example.test/base => ../base\n",
 		"app/app.go": "// Package app greets the world through base.\npackage app\n\nimport \"example.test/base\"\n\n" +
 			"// Greeting is base's greeting for the world.\nfunc Greeting() string { return base.Hello() + \", world\" }\n",
-		"app/cmd/app/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.test/app\"\n)\n\nfunc main() { fmt.Println(app.Greeting()) }\n",
+		// A package of tests only, like machine-api/examples: nothing to import, still released.
+		"app/examples/examples_test.go": "package examples\n\nimport (\n\t\"fmt\"\n\n\t\"example.test/app\"\n)\n\nfunc ExampleGreeting() {\n\tfmt.Println(app.Greeting())\n\t// Output: hello, world\n}\n",
+		"app/cmd/app/main.go":           "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.test/app\"\n)\n\nfunc main() { fmt.Println(app.Greeting()) }\n",
 	})
 	r.Commit("base and app")
 	return r
