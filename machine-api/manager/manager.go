@@ -29,7 +29,9 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/machine"
 	"machineapi.dev/machine-api/internal/controller/machineclass"
+	"machineapi.dev/machine-api/internal/controller/machinedeployment"
 	"machineapi.dev/machine-api/internal/controller/machinehealthcheck"
+	"machineapi.dev/machine-api/internal/controller/machineset"
 	"machineapi.dev/machine-api/internal/machinelink"
 	"machineapi.dev/machine-api/provider"
 )
@@ -193,6 +195,26 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	}
 	if err := checks.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the machinehealthcheck controller: %w", err)
+	}
+	sets := &machineset.Reconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                mgr.GetEventRecorder("machineset-controller"),
+		Clock:                   o.Clock,
+		MaxConcurrentReconciles: o.SetConcurrency,
+		MachineSelector:         selector,
+	}
+	if err := sets.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the machineset controller: %w", err)
+	}
+	deployments := &machinedeployment.Reconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                mgr.GetEventRecorder("machinedeployment-controller"),
+		Clock:                   o.Clock,
+		MaxConcurrentReconciles: o.SetConcurrency,
+		MachineSelector:         selector,
+	}
+	if err := deployments.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the machinedeployment controller: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,93 @@
+// Package machinedeployment is the MachineDeployment controller: it owns MachineSets, one per
+// template revision, and moves Machines from the old ones to the current one by the deployment's
+// strategy, with the arithmetic of apps/v1 Deployments.
+//
+// # What a reconcile does
+//
+// get → paused annotation? leave it → finalizer → list the deployment's sets (controller index) →
+// on deletion, delete every set and drop the finalizer once they are gone (each set deletes its
+// Machines first; nothing relies on garbage collection) → wait for the sets (below) → update their
+// metadata in place → record the revision → scale or roll out → prune old empty sets. Status is
+// computed from the sets' status (status.go, pure functions) and written once, by one merge patch
+// with optimistic locking, and not at all when it did not change.
+//
+// # MachineSets
+//
+// A set is named <deployment>-<hash>, the hash (10 characters) taken over the template's spec
+// without spec.metadata and spec.taints (hash.go). It has the deployment as controller, the
+// deployment-name label, the revision annotation, the deployment's selector plus its own set-name
+// label (so sets never share Machines), the MachineSet finalizer already set, and the desired- and
+// max-replicas annotations (the deployment's replicas and replicas + maxSurge when the set was last
+// scaled, as apps/v1 keeps them). The new set is the one whose hash is the deployment's; the others
+// are old.
+//
+// # Metadata in place
+//
+// template.metadata, template.spec.metadata and template.spec.taints are not part of the hash: a
+// change to them creates no set; it is copied into every set's template (new and old, while not
+// paused), and each set updates its Machines, and the node linker their Nodes. The same holds for
+// the sets' deletePolicy (from strategy.rollingUpdate.deletePolicy) and minReadySeconds. Any other
+// template change creates a new set and rolls out.
+//
+// # Strategies
+//
+//   - RollingUpdate: maxSurge (percent of replicas rounded up) and maxUnavailable (rounded down; 1
+//     if both come out 0). The new set grows while all sets together stay within replicas +
+//     maxSurge; old sets shrink, their unavailable Machines first, then oldest set first, while at
+//     least replicas - maxUnavailable Machines stay available. Only available Machines count.
+//   - Recreate: old sets go to 0; once their Machines are gone (status.replicas 0 and ScalingDown
+//     False), the new set is created or scaled to replicas.
+//   - OnDelete: the new set is created with what the old sets do not hold. An old set never
+//     replaces a Machine (the MachineSet controller holds its creates when its deployment rolls
+//     out OnDelete and the set's revision is not the deployment's): when a user deletes an old
+//     Machine, the old set's replicas drop to the Machines it still has and the new set grows by as
+//     many. Scaling down takes from the old sets first, oldest first.
+//
+// spec.paused stops rollouts — no new set, no metadata propagation — but not scaling.
+//
+// # Scaling without applying a scale twice
+//
+// A change of replicas while several sets have replicas (a RollingUpdate in progress, or a paused
+// one) is spread over them in proportion to their size (apps/v1's proportional scaling: each
+// set's share is its replicas × (replicas + maxSurge) / its max-replicas annotation, leftovers to
+// the largest set). The replicas and the annotations are written together, so computing the scale
+// again finds nothing to do. Before computing any step the deployment waits until (1) its cache
+// shows every set write it made (expectations.go: each write is optimistic-locked and remembers the
+// resourceVersion it replaced), and (2) every set's status.observedGeneration is its generation
+// (a set advances it only once it has acted on its spec), so no step is computed from stale counts:
+// Gardener MCM #754 and #816 scaled twice that way.
+//
+// # Revisions and rollback
+//
+// The new set's revision is the highest + 1; the deployment's revision annotation names it. To roll
+// back, restore an old revision's template spec from its MachineSet:
+//
+//	kubectl patch md/<name> --type json -p '[{"op":"replace","path":"/spec/template/spec","value":'"$(kubectl get ms/<old-set> -o jsonpath='{.spec.template.spec}')"'}]'
+//
+// Its hash is the old set's again, so that set becomes the new set (revision bumped to the
+// highest), and the strategy rolls back to it. A JSON patch is used because a merge patch would
+// keep fields the old spec does not have. spec.revisionHistoryLimit (default 1) old sets with no
+// replicas and no Machines are kept; the oldest beyond it are deleted.
+//
+// # Conditions and status
+//
+// replicas, readyReplicas and availableReplicas sum the sets' status; updatedReplicas is the new
+// set's; unavailableReplicas is replicas wanted minus available. Available: at least replicas -
+// maxUnavailable available (all of them for Recreate and OnDelete). Progressing, as apps/v1:
+// True/NewMachineSetCreated or MachineSetUpdated while progressing, True/NewMachineSetAvailable when
+// done, Unknown/DeploymentPaused, False/ProgressDeadlineExceeded after progressDeadlineSeconds
+// without progress (a new or scaled set, a spec change, or a change in the counts); its
+// lastTransitionTime is the time of the last progress. AutoscalerBounds as on MachineSets (see
+// machineset.AutoscalerBounds): replicas outside the autoscaler annotations is reported, not
+// changed.
+//
+// # Requeues
+//
+// Events drive the work (the deployment and its sets, whose status changes as their Machines do).
+// Timed requeues: at the progress deadline, the expectations timeout (5 minutes, the fallback for
+// a lost event), nameTakenRetry while the new set's name is taken, conflictRetry after a status
+// write conflict.
+//
+// Start reading at Reconcile in controller.go; sets.go and strategy.go hold the steps, rollout.go
+// the arithmetic, status.go the status.
+package machinedeployment

@@ -1,0 +1,217 @@
+package machinedeployment_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+func getMD(md *v1beta1.MachineDeployment) *v1beta1.MachineDeployment {
+	out := &v1beta1.MachineDeployment{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(md), out)).To(Succeed())
+	return out
+}
+
+// machines lists the Machines of a namespace as the API server has them, deleting ones included.
+func machines(ns string) []v1beta1.Machine {
+	list := &v1beta1.MachineList{}
+	Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+	return list.Items
+}
+
+// sets lists the MachineSets of a namespace, oldest first.
+func sets(ns string) []v1beta1.MachineSet {
+	list := &v1beta1.MachineSetList{}
+	Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+	sort.Slice(list.Items, func(i, j int) bool {
+		return list.Items[i].CreationTimestamp.Before(&list.Items[j].CreationTimestamp) ||
+			list.Items[i].CreationTimestamp.Equal(&list.Items[j].CreationTimestamp) && list.Items[i].Name < list.Items[j].Name
+	})
+	return list.Items
+}
+
+func setNames(ns string) []string {
+	var out []string
+	for _, s := range sets(ns) {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// live returns the names of the Machines not being deleted, sorted.
+func live(ns string) []string {
+	var out []string
+	for _, m := range machines(ns) {
+		if m.DeletionTimestamp.IsZero() {
+			out = append(out, m.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ready(m *v1beta1.Machine) bool {
+	return m.DeletionTimestamp.IsZero() && meta.IsStatusConditionTrue(m.Status.Conditions, v1beta1.ReadyCondition)
+}
+
+func instanceType(m *v1beta1.Machine) string {
+	var spec struct {
+		InstanceType string `json:"instanceType"`
+	}
+	if m.Spec.ProviderSpec.Value != nil {
+		_ = json.Unmarshal(m.Spec.ProviderSpec.Value.Raw, &spec)
+	}
+	return spec.InstanceType
+}
+
+// readyByType counts the ready, not deleting Machines of ns by instance type ("small=3 large=1").
+func readyByType(ns string) func() map[string]int {
+	return func() map[string]int {
+		out := map[string]int{}
+		for _, m := range machines(ns) {
+			if ready(&m) {
+				out[instanceType(&m)]++
+			}
+		}
+		return out
+	}
+}
+
+// liveByType counts the not deleting Machines of ns by instance type.
+func liveByType(ns string) func() map[string]int {
+	return func() map[string]int {
+		out := map[string]int{}
+		for _, m := range machines(ns) {
+			if m.DeletionTimestamp.IsZero() {
+				out[instanceType(&m)]++
+			}
+		}
+		return out
+	}
+}
+
+// status returns "replicas/updated/ready/available" of a deployment, for Eventually.
+func status(md *v1beta1.MachineDeployment) func() string {
+	return func() string {
+		s := getMD(md).Status
+		return fmt.Sprintf("%d/%d/%d/%d", s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas)
+	}
+}
+
+func condition(md *v1beta1.MachineDeployment, t string) func() string {
+	return func() string {
+		c := meta.FindStatusCondition(getMD(md).Status.Conditions, t)
+		if c == nil {
+			return "<none>"
+		}
+		return fmt.Sprintf("%s/%s", c.Status, c.Reason)
+	}
+}
+
+// setReplicas returns the spec.replicas of each MachineSet of ns by instance type of its template.
+func setReplicas(ns string) func() map[string]int32 {
+	return func() map[string]int32 {
+		out := map[string]int32{}
+		for _, s := range sets(ns) {
+			m := v1beta1.Machine{Spec: s.Spec.Template.Spec}
+			out[instanceType(&m)] += *s.Spec.Replicas
+		}
+		return out
+	}
+}
+
+func mergePatch(obj client.Object, body string) {
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		return k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(body)))
+	})).To(Succeed())
+}
+
+func setInstanceType(md *v1beta1.MachineDeployment, t string) {
+	mergePatch(md, `{"spec":{"template":{"spec":{"providerSpec":{"value":{"instanceType":"`+t+`"}}}}}}`)
+}
+
+// nodeOf returns the Node of Machine m, nil if it has none yet.
+func nodeOf(m *v1beta1.Machine) *corev1.Node {
+	if m.Status.NodeRef == nil {
+		return nil
+	}
+	node := &corev1.Node{}
+	if err := k8s.Get(ctx, types.NamespacedName{Name: m.Status.NodeRef.Name}, node); err != nil {
+		return nil
+	}
+	return node
+}
+
+// sampler polls the Machines of a namespace every 20ms until stopped, recording the fewest ready
+// (not deleting) Machines and the most live ones it saw, and whether it ever saw Machines of two
+// instance types at once (deleting ones included).
+type sampler struct {
+	stop     chan struct{}
+	done     sync.WaitGroup
+	mu       sync.Mutex
+	minReady int
+	maxLive  int
+	mixed    bool
+	samples  int
+}
+
+func sample(ns string) *sampler {
+	s := &sampler{stop: make(chan struct{}), minReady: 1 << 30}
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		for {
+			list := &v1beta1.MachineList{}
+			if err := k8s.List(ctx, list, client.InNamespace(ns)); err == nil {
+				readyN, liveN, types := 0, 0, map[string]bool{}
+				for i := range list.Items {
+					m := &list.Items[i]
+					types[instanceType(m)] = true
+					if m.DeletionTimestamp.IsZero() {
+						liveN++
+					}
+					if ready(m) {
+						readyN++
+					}
+				}
+				s.mu.Lock()
+				s.minReady, s.maxLive = min(s.minReady, readyN), max(s.maxLive, liveN)
+				s.mixed = s.mixed || len(types) > 1
+				s.samples++
+				s.mu.Unlock()
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) Stop() (minReady, maxLive int, mixed bool) {
+	close(s.stop)
+	s.done.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	Expect(s.samples).To(BeNumerically(">", 10), "the sampler ran")
+	return s.minReady, s.maxLive, s.mixed
+}
+
+func ownedBy(m *v1beta1.Machine, set *v1beta1.MachineSet) bool {
+	ref := metav1.GetControllerOf(m)
+	return ref != nil && ref.UID == set.UID
+}

@@ -1,0 +1,110 @@
+package machineset
+
+import (
+	"hash/fnv"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// Deletion priority classes, most urgent first. A Machine falls in the first class that applies.
+const (
+	classDeleting  = iota // already being deleted
+	classAnnotated        // carries v1beta1.DeleteMachineAnnotation
+	classUnhealthy        // Failed, no Node, NodeLinked False or HealthCheckSucceeded False
+	classHealthy          // everything else, ordered by the delete policy
+)
+
+// deletionClass returns the priority class of m.
+func deletionClass(m *v1beta1.Machine) int {
+	switch {
+	case !m.DeletionTimestamp.IsZero():
+		return classDeleting
+	case hasKey(m.Annotations, v1beta1.DeleteMachineAnnotation):
+		return classAnnotated
+	case unhealthy(m):
+		return classUnhealthy
+	default:
+		return classHealthy
+	}
+}
+
+// unhealthy reports whether m is a better candidate for removal than a working Machine: it
+// failed, it has no Node yet (or lost it), the node linker says it is not linked, or its health
+// check failed it.
+func unhealthy(m *v1beta1.Machine) bool {
+	return m.Status.Phase == v1beta1.MachinePhaseFailed ||
+		m.Status.NodeRef == nil ||
+		meta.IsStatusConditionFalse(m.Status.Conditions, v1beta1.NodeLinkedCondition) ||
+		meta.IsStatusConditionFalse(m.Status.Conditions, v1beta1.HealthCheckSucceededCondition)
+}
+
+// sortForDeletion orders machines in place, the first to delete first: by priority class, then
+// within a class by policy (Random: a stable hash of the UID; Newest: latest creation first;
+// Oldest: earliest creation first), and ties by name. The order depends only on the machines, so
+// every reconcile (and every replica of the controller) agrees on it.
+func sortForDeletion(machines []*v1beta1.Machine, policy v1beta1.DeletePolicy) {
+	slices.SortStableFunc(machines, func(a, b *v1beta1.Machine) int {
+		if c := deletionClass(a) - deletionClass(b); c != 0 {
+			return c
+		}
+		if c := comparePolicy(a, b, policy); c != 0 {
+			return c
+		}
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+}
+
+// comparePolicy orders two Machines of the same class by the delete policy; 0 is a tie.
+func comparePolicy(a, b *v1beta1.Machine, policy v1beta1.DeletePolicy) int {
+	switch policy {
+	case v1beta1.NewestDeletePolicy:
+		return compareTime(b.CreationTimestamp, a.CreationTimestamp)
+	case v1beta1.OldestDeletePolicy:
+		return compareTime(a.CreationTimestamp, b.CreationTimestamp)
+	default: // Random, and unset
+		ha, hb := uidHash(a), uidHash(b)
+		switch {
+		case ha < hb:
+			return -1
+		case ha > hb:
+			return 1
+		}
+		return 0
+	}
+}
+
+func compareTime(a, b metav1.Time) int {
+	return a.Time.Compare(b.Time)
+}
+
+func uidHash(m *v1beta1.Machine) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(m.UID))
+	return h.Sum64()
+}
+
+// pickForDeletion returns the n Machines to delete from active (none of them deleting), in order.
+// It never returns more than n, however many tie.
+func pickForDeletion(active []*v1beta1.Machine, n int, policy v1beta1.DeletePolicy) []*v1beta1.Machine {
+	if n <= 0 {
+		return nil
+	}
+	sorted := slices.Clone(active)
+	sortForDeletion(sorted, policy)
+	return sorted[:min(n, len(sorted))]
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}

@@ -1,0 +1,170 @@
+package machineset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+const (
+	// maxBurst bounds the Machines created or deleted by one reconcile; the next reconcile goes on
+	// once the cache shows them.
+	maxBurst = 500
+	// maxParallel bounds the concurrent API calls of one reconcile.
+	maxParallel = 64
+)
+
+// scale creates or deletes Machines until the set has spec.replicas of them. It does nothing while
+// the cache does not yet show the Machines this process created, adopted, deleted or released
+// before (see expectations): acting on a stale count is how controllers overshoot.
+func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
+	toAppear, toGo, deadline := r.expectations.outstanding(s.set, s.byName())
+	s.toAppear, s.toGo = toAppear, toGo
+	have := int32(len(s.active()) + s.inFlight())
+	s.frozen = isFrozen(s.set, have, s.surge())
+	if len(s.toAppear)+len(s.toGo) > 0 {
+		// The events of those Machines bring the set back; the timeout is the fallback.
+		return reconcile.Result{RequeueAfter: deadline.Sub(s.now)}, false, nil
+	}
+	s.acted = true
+	want := replicasOf(s.set)
+	switch {
+	case have < want && s.frozen:
+		return reconcile.Result{}, true, nil
+	case have < want && s.owner != nil && s.owner.holdCreates != "":
+		return reconcile.Result{}, true, nil
+	case have < want:
+		return reconcile.Result{}, true, r.createMachines(ctx, s, int(min(want-have, maxBurst)))
+	case have > want:
+		victims := pickForDeletion(s.active(), int(min(have-want, maxBurst)), s.set.Spec.DeletePolicy)
+		return reconcile.Result{}, true, r.deleteMachines(ctx, s, victims)
+	}
+	return reconcile.Result{}, true, nil
+}
+
+// createMachines creates n Machines in slow-start batches (1, 2, 4, ... up to maxParallel at a
+// time), so that a systematic failure (quota, a bad template) costs one call, not n. It stops at
+// the first batch with a failure.
+func (r *Reconciler) createMachines(ctx context.Context, s *scope, n int) error {
+	var names []string
+	for batch := 1; n > 0; batch = min(2*batch, maxParallel) {
+		size := min(batch, n)
+		machines := make([]*v1beta1.Machine, size)
+		for i := range machines {
+			machines[i] = newMachine(s.set)
+			r.expectations.expect(s.set, machines[i].Name, true)
+		}
+		errs := parallel(size, func(i int) error {
+			if err := r.Client.Create(ctx, machines[i]); err != nil {
+				r.expectations.forget(s.set, machines[i].Name)
+				return fmt.Errorf("creating machine %s: %w", machines[i].Name, err)
+			}
+			return nil
+		})
+		for i, err := range errs {
+			if err == nil {
+				s.created++
+				names = append(names, machines[i].Name)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			s.createErr = firstError(errs)
+			r.recordCreated(s, names)
+			return err
+		}
+		n -= size
+	}
+	r.recordCreated(s, names)
+	return nil
+}
+
+func (r *Reconciler) recordCreated(s *scope, names []string) {
+	if len(names) > 0 {
+		r.Recorder.Eventf(s.set, nil, "Normal", EventCreated, "Create", "created %d Machines: %s", len(names), preview(names))
+	}
+}
+
+// newMachine returns a Machine of set, ready to create: a random name, the set as its controller,
+// the finalizer already present (saving the machine controller a write), and the template's
+// metadata and spec.
+func newMachine(set *v1beta1.MachineSet) *v1beta1.Machine {
+	m := &v1beta1.Machine{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       set.Namespace,
+			Name:            fmt.Sprintf("%s-%s", set.Name, utilrand.String(5)),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(set, v1beta1.GroupVersion.WithKind("MachineSet"))},
+			Finalizers:      []string{v1beta1.MachineFinalizer},
+		},
+		Spec: *set.Spec.Template.Spec.DeepCopy(),
+	}
+	m.Spec.ProviderID = ""
+	applyTemplate(set, m)
+	return m
+}
+
+// deleteMachines deletes victims; the machine controller drains each and removes its instance.
+func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1beta1.Machine) error {
+	for _, m := range victims {
+		r.expectations.expect(s.set, m.Name, false)
+	}
+	errs := parallel(len(victims), func(i int) error {
+		m := victims[i]
+		err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID})
+		if err != nil && !apierrors.IsNotFound(err) {
+			r.expectations.forget(s.set, m.Name)
+			return fmt.Errorf("deleting machine %s: %w", m.Name, err)
+		}
+		return nil
+	})
+	var names []string
+	for i, err := range errs {
+		if err == nil {
+			names = append(names, victims[i].Name)
+		}
+	}
+	s.deleted = append(s.deleted, names...)
+	if len(names) > 0 {
+		r.Recorder.Eventf(s.set, nil, "Normal", EventDeleted, "Delete", "deleting %d Machines: %s", len(names), preview(names))
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.deleteErr = firstError(errs)
+		return err
+	}
+	return nil
+}
+
+// parallel runs fn(0..n-1) with at most maxParallel calls at a time and returns their errors,
+// indexed like the calls.
+func parallel(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = fn(i)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

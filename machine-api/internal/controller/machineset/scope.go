@@ -1,0 +1,102 @@
+package machineset
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// scope is what one reconcile learned and did. Steps fill it in; computeStatus turns it into
+// status.
+type scope struct {
+	set      *v1beta1.MachineSet // as read (metadata updated by our own patches)
+	selector labels.Selector
+	now      time.Time
+
+	// machines are the set's Machines after adoption and release, deleting ones included.
+	machines []*v1beta1.Machine
+	// owner describes the MachineDeployment controlling the set, if any.
+	owner *ownerInfo
+
+	// Writes of earlier reconciles the cache does not show yet.
+	toAppear map[string]bool // created or adopted
+	toGo     map[string]bool // deleted or released
+
+	// What this reconcile did.
+	acted            bool     // the scale step ran: status.observedGeneration may advance
+	frozen           bool     // more Machines than replicas + surge: creating is stopped
+	created          int      // Machines created
+	createErr        error    // the first create failure
+	deleted          []string // Machines whose deletion was requested
+	deleteErr        error
+	finalizerRemoved bool
+}
+
+// ownerInfo is what a set needs to know about the MachineDeployment controlling it.
+type ownerInfo struct {
+	name string
+	// surge is how many Machines above replicas the deployment allows (its resolved maxSurge for
+	// RollingUpdate, else 0).
+	surge int32
+	// holdCreates, when set, says why the set must not replace Machines (an old set of an OnDelete
+	// rollout: its deleted Machines are replaced by the current set).
+	holdCreates string
+}
+
+// surge is the overshoot tolerance of the set: its deployment's maxSurge, 0 for a standalone set.
+func (s *scope) surge() int32 {
+	if s.owner == nil {
+		return 0
+	}
+	return s.owner.surge
+}
+
+// active returns the Machines that count toward replicas: not deleting, and not deleted or
+// released by this process without the cache showing it yet.
+func (s *scope) active() []*v1beta1.Machine {
+	gone := make(map[string]bool, len(s.deleted))
+	for _, n := range s.deleted {
+		gone[n] = true
+	}
+	out := make([]*v1beta1.Machine, 0, len(s.machines))
+	for _, m := range s.machines {
+		if m.DeletionTimestamp.IsZero() && !gone[m.Name] && !s.toGo[m.Name] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// inFlight is the number of Machines created (here or earlier) that the cache does not list yet.
+func (s *scope) inFlight() int {
+	return len(s.toAppear) + s.created
+}
+
+// deleting returns the names of the set's Machines that are being deleted.
+func (s *scope) deleting() []string {
+	var out []string
+	for _, m := range s.machines {
+		if !m.DeletionTimestamp.IsZero() || s.toGo[m.Name] {
+			out = append(out, m.Name)
+		}
+	}
+	return append(out, s.deleted...)
+}
+
+// byName indexes the set's Machines by name.
+func (s *scope) byName() map[string]*v1beta1.Machine {
+	out := make(map[string]*v1beta1.Machine, len(s.machines))
+	for _, m := range s.machines {
+		out[m.Name] = m
+	}
+	return out
+}
+
+func replicasOf(set *v1beta1.MachineSet) int32 {
+	if set.Spec.Replicas == nil {
+		return 1
+	}
+	return *set.Spec.Replicas
+}

@@ -1,0 +1,189 @@
+package machineset
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+)
+
+// computeStatus returns the set's new status from what the reconcile in s observed and did. It
+// makes no API calls.
+func computeStatus(s *scope) v1beta1.MachineSetStatus {
+	set := s.set
+	st := *set.Status.DeepCopy()
+	active := s.active()
+	c := count(active, set, s.now)
+
+	st.Replicas = int32(len(active) + s.inFlight())
+	st.FullyLabeledReplicas = c.fullyLabeled
+	st.ReadyReplicas = c.ready
+	st.AvailableReplicas = c.available
+	if s.selector != nil {
+		st.Selector = s.selector.String()
+	}
+	if s.acted {
+		st.ObservedGeneration = set.Generation
+	}
+
+	setCondition(&st.Conditions, scalingUp(s, st.Replicas), s.now)
+	setCondition(&st.Conditions, scalingDown(s, st.Replicas), s.now)
+	setCondition(&st.Conditions, frozenCondition(s, st.Replicas), s.now)
+	setCondition(&st.Conditions, readyCondition(s, active, c), s.now)
+	if bounds, ok := AutoscalerBounds(set.Annotations, replicasOf(set), set.Generation); ok {
+		setCondition(&st.Conditions, bounds, s.now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, AutoscalerBoundsCondition)
+	}
+	return st
+}
+
+// counts are the per-Machine tallies of a set's status.
+type counts struct {
+	fullyLabeled, ready, available int32
+	// nextAvailable is how long until the next ready Machine becomes available (0: none waits).
+	nextAvailable time.Duration
+	failed        []string // "name (reason: message)" of Failed Machines
+}
+
+// count tallies machines: fully labeled (every template label present), ready (Ready condition
+// True) and available (ready for at least minReadySeconds, measured from the Ready condition's
+// last transition).
+func count(machines []*v1beta1.Machine, set *v1beta1.MachineSet, now time.Time) counts {
+	var c counts
+	minReady := time.Duration(set.Spec.MinReadySeconds) * time.Second
+	want := labels.Set(set.Spec.Template.Metadata.Labels)
+	for _, m := range machines {
+		if labels.SelectorFromSet(want).Matches(labels.Set(m.Labels)) {
+			c.fullyLabeled++
+		}
+		if m.Status.Phase == v1beta1.MachinePhaseFailed {
+			msg := ""
+			if m.Status.FailureMessage != nil {
+				msg = *m.Status.FailureMessage
+			}
+			c.failed = append(c.failed, fmt.Sprintf("%s (%s)", m.Name, msg))
+		}
+		ready := meta.FindStatusCondition(m.Status.Conditions, v1beta1.ReadyCondition)
+		if ready == nil || ready.Status != metav1.ConditionTrue {
+			continue
+		}
+		c.ready++
+		wait := ready.LastTransitionTime.Add(minReady).Sub(now)
+		if wait <= 0 {
+			c.available++
+		} else if c.nextAvailable == 0 || wait < c.nextAvailable {
+			c.nextAvailable = wait
+		}
+	}
+	slices.Sort(c.failed)
+	return c
+}
+
+func scalingUp(s *scope, have int32) metav1.Condition {
+	want := replicasOf(s.set)
+	c := metav1.Condition{Type: v1beta1.ScalingUpCondition, Status: metav1.ConditionFalse, ObservedGeneration: s.set.Generation}
+	switch {
+	case !s.set.DeletionTimestamp.IsZero():
+		c.Reason, c.Message = ReasonDeleting, "the MachineSet is being deleted"
+	case s.frozen:
+		c.Reason, c.Message = ReasonFrozen, "creating is stopped while the set has more Machines than replicas plus surge (see the Frozen condition)"
+	case have < want && s.owner != nil && s.owner.holdCreates != "":
+		c.Reason, c.Message = ReasonCreatesHeld, s.owner.holdCreates
+	case s.createErr != nil:
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonCreateFailed
+		c.Message = fmt.Sprintf("%d of %d Machines exist; creating Machines failed, retrying with backoff: %v", have, want, s.createErr)
+	case have < want:
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonScalingUp
+		c.Message = fmt.Sprintf("%d of %d Machines exist; creating %d", have, want, want-have)
+	case len(s.toAppear) > 0 || s.created > 0:
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonScalingUp
+		c.Message = fmt.Sprintf("waiting to observe %d created Machines", s.inFlight())
+	default:
+		c.Reason, c.Message = ReasonNotScalingUp, fmt.Sprintf("%d of %d Machines exist", have, want)
+	}
+	return c
+}
+
+func scalingDown(s *scope, have int32) metav1.Condition {
+	want := replicasOf(s.set)
+	deleting := s.deleting()
+	c := metav1.Condition{Type: v1beta1.ScalingDownCondition, Status: metav1.ConditionTrue, ObservedGeneration: s.set.Generation}
+	switch {
+	case s.deleteErr != nil:
+		c.Reason = ReasonDeleteFailed
+		c.Message = fmt.Sprintf("%d Machines exist, %d wanted; deleting Machines failed, retrying with backoff: %v", have, want, s.deleteErr)
+	case have > want && s.set.DeletionTimestamp.IsZero():
+		c.Reason = ReasonScalingDown
+		c.Message = fmt.Sprintf("%d Machines exist, %d wanted; deleting %d", have, want, have-want)
+	case len(deleting) > 0:
+		c.Reason = ReasonWaitingForDeletions
+		c.Message = fmt.Sprintf("%d Machines are being deleted: %s", len(deleting), preview(deleting))
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNotScalingDown, fmt.Sprintf("%d of %d Machines exist", have, want)
+	}
+	return c
+}
+
+func frozenCondition(s *scope, have int32) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.FrozenCondition, Status: metav1.ConditionFalse, Reason: ReasonWithinBounds, ObservedGeneration: s.set.Generation}
+	bound := replicasOf(s.set) + s.surge()
+	if s.frozen {
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonTooManyMachines
+		c.Message = fmt.Sprintf("%d Machines exist, more than replicas (%d) plus surge (%d): creating is stopped and the excess is deleted; "+
+			"another controller or a manual change made Machines for this set's selector", have, replicasOf(s.set), s.surge())
+		return c
+	}
+	c.Message = fmt.Sprintf("%d Machines, at most %d allowed (replicas plus surge)", have, bound)
+	return c
+}
+
+// isFrozen decides the Frozen state: it turns True when the set has more Machines than replicas
+// plus surge and that number grew past the bound (more than the last status reported), rather
+// than the bound being lowered below it (a scale-down); it stays True until the set is back within
+// bounds.
+func isFrozen(set *v1beta1.MachineSet, have, surge int32) bool {
+	bound := replicasOf(set) + surge
+	if have <= bound {
+		return false
+	}
+	if meta.IsStatusConditionTrue(set.Status.Conditions, v1beta1.FrozenCondition) {
+		return true
+	}
+	return have > set.Status.Replicas
+}
+
+func readyCondition(s *scope, active []*v1beta1.Machine, c counts) metav1.Condition {
+	want := replicasOf(s.set)
+	cond := metav1.Condition{Type: v1beta1.ReadyCondition, ObservedGeneration: s.set.Generation}
+	if c.ready >= want && int32(len(active)) == want {
+		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonMachinesReady
+		cond.Message = fmt.Sprintf("%d of %d Machines are ready", c.ready, want)
+		return cond
+	}
+	cond.Status, cond.Reason = metav1.ConditionFalse, ReasonMachinesNotReady
+	cond.Message = fmt.Sprintf("%d of %d Machines are ready", c.ready, want)
+	if len(c.failed) > 0 {
+		cond.Message += fmt.Sprintf("; %d failed: %s", len(c.failed), preview(c.failed))
+	}
+	return cond
+}
+
+// setCondition sets c in conds, keeping the existing transition time unless the status changes.
+func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) {
+	c.LastTransitionTime = metav1.NewTime(now)
+	meta.SetStatusCondition(conds, c)
+}
+
+func preview(names []string) string {
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
+}
