@@ -174,7 +174,8 @@ type ClusterStatus struct {
 	// +optional
 	ReadyMachines int32 `json:"readyMachines"`
 
-	// conditions: InfrastructureReady, WorkloadAPIReachable, Deleting, ...
+	// conditions: InfrastructureReady, WorkerPoolsReady, MachinesReady, WorkloadAPIReachable
+	// (only with a kubeconfigSecretRef) and Deleting (only while deleting).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -49,7 +49,8 @@
 // a kubeconfigSecretRef) and Deleting (only while deleting). An unreachable workload API server
 // only turns WorkloadAPIReachable False: nothing here deletes or remediates because of it.
 //
-// Clusters with spec.paused are left alone. Time comes from an injected clock.
+// Clusters with spec.paused are left alone: no provider call, no pool change, no status write (a
+// node linker already running keeps linking). Time comes from an injected clock.
 //
 // # Requeues
 //

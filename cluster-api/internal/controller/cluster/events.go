@@ -16,7 +16,7 @@ func (r *Reconciler) emitTransitionEvents(before, after *v1beta1.Cluster) {
 		case v1beta1.ClusterPhaseProvisioning:
 			r.Recorder.Eventf(after, nil, "Normal", ReasonProvisioning, "Provision", "creating the infrastructure")
 		case v1beta1.ClusterPhaseProvisioned:
-			r.Recorder.Eventf(after, nil, "Normal", EventPhaseProvisoned, "Provision", "the infrastructure is ready")
+			r.Recorder.Eventf(after, nil, "Normal", EventProvisioned, "Provision", "the infrastructure is ready")
 		case v1beta1.ClusterPhaseFailed:
 			msg := ""
 			if c := meta.FindStatusCondition(after.Status.Conditions, v1beta1.InfrastructureReadyCondition); c != nil {

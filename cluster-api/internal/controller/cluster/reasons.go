@@ -31,12 +31,12 @@ const (
 	ReasonRemovingFinalizer = "RemovingFinalizer"
 
 	// Event reasons without a condition of their own.
-	EventPoolCreated     = "WorkerPoolCreated"
-	EventPoolUpdated     = "WorkerPoolUpdated"
-	EventPoolDeleted     = "WorkerPoolDeleted"
-	EventLinkerStarted   = "RemoteNodeLinkingStarted"
-	EventLinkerStopped   = "RemoteNodeLinkingStopped"
-	EventPhaseProvisoned = "Provisioned"
-	EventFailed          = "Failed"
-	EventDeleting        = "Deleting"
+	EventPoolCreated   = "WorkerPoolCreated"
+	EventPoolUpdated   = "WorkerPoolUpdated"
+	EventPoolDeleted   = "WorkerPoolDeleted"
+	EventLinkerStarted = "RemoteNodeLinkingStarted"
+	EventLinkerStopped = "RemoteNodeLinkingStopped"
+	EventProvisioned   = "Provisioned"
+	EventFailed        = "Failed"
+	EventDeleting      = "Deleting"
 )
