@@ -55,7 +55,8 @@
 // shows every set write it made (expectations.go: each write is optimistic-locked and remembers the
 // resourceVersion it replaced), and (2) every set's status.observedGeneration is its generation
 // (a set advances it only once it has acted on its spec), so no step is computed from stale counts:
-// Gardener MCM #754 and #816 scaled twice that way.
+// Gardener MCM #754 and #816 scaled twice that way. A set with the paused annotation therefore
+// holds its deployment's rollout until the annotation is removed.
 //
 // # Revisions and rollback
 //

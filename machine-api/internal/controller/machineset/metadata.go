@@ -38,12 +38,13 @@ func ownLabels(set *v1beta1.MachineSet) map[string]string {
 //
 // The rest of the spec is never changed: a Machine keeps the template it was created from.
 func applyTemplate(set *v1beta1.MachineSet, m *v1beta1.Machine) bool {
-	before := m.DeepCopy()
+	beforeLabels, beforeAnnotations := maps.Clone(m.Labels), maps.Clone(m.Annotations)
+	beforeMeta, beforeTaints := m.Spec.Metadata, m.Spec.Taints
 	tmpl := &set.Spec.Template
-	m.Labels = syncKeys(m.Labels, tmpl.Metadata.Labels, keysOf(m.Annotations, TemplateLabelsAnnotation))
+	m.Labels = syncKeys(maps.Clone(m.Labels), tmpl.Metadata.Labels, keysOf(m.Annotations, TemplateLabelsAnnotation))
 	maps.Copy(m.Labels, ownLabels(set))
 	ann := withoutKeys(tmpl.Metadata.Annotations, TemplateLabelsAnnotation, TemplateAnnotationsAnnotation)
-	m.Annotations = syncKeys(m.Annotations, ann, keysOf(m.Annotations, TemplateAnnotationsAnnotation))
+	m.Annotations = syncKeys(maps.Clone(m.Annotations), ann, keysOf(m.Annotations, TemplateAnnotationsAnnotation))
 	m.Annotations = setKeyList(m.Annotations, TemplateLabelsAnnotation, tmpl.Metadata.Labels)
 	m.Annotations = setKeyList(m.Annotations, TemplateAnnotationsAnnotation, ann)
 	m.Spec.Metadata = *tmpl.Spec.Metadata.DeepCopy()
@@ -54,10 +55,10 @@ func applyTemplate(set *v1beta1.MachineSet, m *v1beta1.Machine) bool {
 	if len(m.Annotations) == 0 {
 		m.Annotations = nil
 	}
-	return !equality.Semantic.DeepEqual(before.Labels, m.Labels) ||
-		!equality.Semantic.DeepEqual(before.Annotations, m.Annotations) ||
-		!equality.Semantic.DeepEqual(before.Spec.Metadata, m.Spec.Metadata) ||
-		!equality.Semantic.DeepEqual(before.Spec.Taints, m.Spec.Taints)
+	return !equality.Semantic.DeepEqual(beforeLabels, m.Labels) ||
+		!equality.Semantic.DeepEqual(beforeAnnotations, m.Annotations) ||
+		!equality.Semantic.DeepEqual(beforeMeta, m.Spec.Metadata) ||
+		!equality.Semantic.DeepEqual(beforeTaints, m.Spec.Taints)
 }
 
 // syncKeys sets every key of want in have, and removes the keys of previous no longer in want.
@@ -108,10 +109,10 @@ func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Resu
 	var stale []*v1beta1.Machine
 	var patched []*v1beta1.Machine
 	for _, m := range s.active() {
-		updated := m.DeepCopy()
-		if applyTemplate(s.set, updated) {
+		updated := *m // applyTemplate replaces, never mutates, the maps and slices it changes
+		if applyTemplate(s.set, &updated) {
 			stale = append(stale, m)
-			patched = append(patched, updated)
+			patched = append(patched, &updated)
 		}
 	}
 	if len(stale) == 0 {
