@@ -124,12 +124,20 @@ func (m *Module) fill(ctx context.Context, o Options, g *Graph, planned map[stri
 		return err
 	}
 
+	// Uncommitted changes count too: the plan answers "what if I released this work tree".
+	dirty, err := o.Repo.Dirty(ctx, m.Name+"/")
+	if err != nil {
+		return err
+	}
+	if len(dirty) > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("%d uncommitted changes in %s/ are part of this plan; commit them before releasing", len(dirty), m.Name))
+	}
 	m.Change = versions.NoChange
-	if len(m.Commits) > 0 {
+	if len(m.Commits) > 0 || len(dirty) > 0 {
 		m.Change = versions.Fix
 	}
 	compareAPI := !o.SkipAPI && (len(o.APIOf) == 0 || slices.Contains(o.APIOf, m.Name))
-	if last != "" && compareAPI && len(m.Commits) > 0 {
+	if last != "" && compareAPI && m.Change > versions.NoChange {
 		report, err := compareWithTag(ctx, o.Repo, m.Name, from)
 		if err != nil {
 			return err

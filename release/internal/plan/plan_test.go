@@ -130,6 +130,15 @@ func TestPlanBeforeTheFirstReleaseUsesTheDeclaredVersion(t *testing.T) {
 	}
 }
 
+func TestPlanCountsUncommittedChanges(t *testing.T) {
+	r := released(t)
+	r.Write(map[string]string{"base/bye.go": "package base\n\n// Bye says goodbye.\nfunc Bye() {}\n"})
+	base := module(t, makePlan(t, r), "base")
+	if base.Next != "v0.1.1" || base.Change != versions.Addition {
+		t.Errorf("base: next %s (%v), want v0.1.1 for the uncommitted addition", base.Next, base.Change)
+	}
+}
+
 func TestPlanWithNothingChangedReleasesNothing(t *testing.T) {
 	p := makePlan(t, released(t))
 	for _, m := range p.Modules {
