@@ -65,12 +65,6 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 	name := setName(md, s.hash)
 	surge, _ := s.fenceposts()
 	rev := maxRevision(s.oldSets) + 1
-	selector := *md.Spec.Selector.DeepCopy()
-	selector.MatchLabels = maps.Clone(selector.MatchLabels)
-	if selector.MatchLabels == nil {
-		selector.MatchLabels = map[string]string{}
-	}
-	selector.MatchLabels[v1beta1.SetNameLabel] = name
 	set := &v1beta1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: md.Namespace,
@@ -86,7 +80,7 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 		},
 		Spec: v1beta1.MachineSetSpec{
 			Replicas: ptr.To(replicas),
-			Selector: selector,
+			Selector: setSelector(md, name),
 			Template: *md.Spec.Template.DeepCopy(),
 		},
 	}
@@ -103,6 +97,24 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 	s.createdSet = true
 	r.Recorder.Eventf(md, set, "Normal", EventSetCreated, "Rollout", "created MachineSet %s (revision %d) with %d replicas", name, rev, replicas)
 	return reconcile.Result{}, r.recordRevision(ctx, s, strconv.FormatInt(rev, 10))
+}
+
+// setSelector is the deployment's selector plus the set's own set-name label, so that two sets of
+// a deployment never select the same Machines. The label goes in matchLabels, or in
+// matchExpressions when matchLabels is already at its 16 entries.
+func setSelector(md *v1beta1.MachineDeployment, name string) v1beta1.LabelSelector {
+	sel := *md.Spec.Selector.DeepCopy()
+	if len(sel.MatchLabels) >= 16 {
+		sel.MatchExpressions = append(sel.MatchExpressions, v1beta1.LabelSelectorRequirement{
+			Key: v1beta1.SetNameLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{name},
+		})
+		return sel
+	}
+	if sel.MatchLabels == nil {
+		sel.MatchLabels = map[string]string{}
+	}
+	sel.MatchLabels[v1beta1.SetNameLabel] = name
+	return sel
 }
 
 // applyDeploymentSpec sets what a MachineSet takes from its deployment and may change in place:
