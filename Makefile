@@ -36,12 +36,15 @@ run: controlplane build-localstack build ## Run the whole stack on a local contr
 	@$(ROOT)/bin/tools/localstack --bin-dir $(KUBEBUILDER_ASSETS) --state-dir $(ROOT)/.local \
 		--apiserver-port $(APISERVER_PORT) --etcd-port $(ETCD_PORT) \
 		$(foreach m,$(GEN_MODULES),--crds $(m)/config/crd/bases) --crds machine-api/config/admission \
-		--component "machine-manager=$(ROOT)/bin/machine-manager --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 --sim-state-dir=$(ROOT)/.local/sim --sim-boot-delay=3s" \
+		--component "machine-manager=$(ROOT)/bin/machine-manager --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 --sim-state-dir=$(ROOT)/.local/sim --sim-boot-delay=3s --node-link-selector=!cluster.machineapi.dev/remote-nodes" \
+		--component "cluster-manager=$(ROOT)/bin/cluster-manager --metrics-bind-address=127.0.0.1:18082 --health-probe-bind-address=127.0.0.1:18083" \
 		$(foreach s,$(SAMPLES),--apply $(s))
 
 .PHONY: build
-build: ## Build the binaries into bin/: machine-manager.
-	@cd machine-api && go build -o $(ROOT)/bin/machine-manager ./cmd/machine-manager
+build: ## Build the binaries into bin/: machine-manager, kubectl-machine, nodelink, cluster-manager.
+	@cd machine-api && go build -o $(ROOT)/bin/ ./cmd/machine-manager ./cmd/kubectl-machine
+	@cd nodelink && go build -o $(ROOT)/bin/ ./cmd/nodelink
+	@cd cluster-api && go build -o $(ROOT)/bin/ ./cmd/cluster-manager
 
 .PHONY: test
 test: controlplane ## Run every module's tests, with go.work and with GOWORK=off, against the source-built API server.
@@ -83,7 +86,7 @@ verify: generate docs ## Fail on stale generated files, gofmt, go vet, untidy go
 		(cd $$m && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff) \
 			|| { echo "$$m: fix the vet findings, or run 'cd $$m && GOWORK=off go mod tidy'"; exit 1; }; \
 	done
-	@for m in $(DEV_MODULES) machine-api/examples/provider hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
+	@for m in $(DEV_MODULES) machine-api/examples/provider hack/goreleaser hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
 	@echo "== dependency direction"
 	@cd hack/tools && GOWORK=off go run ./cmd/importcheck $(ROOT)
 
@@ -116,6 +119,8 @@ controlplane: ## Build kube-apiserver, kubectl and etcd from source into bin/k8s
 .PHONY: build-localstack
 build-localstack:
 	@cd hack/tools && GOWORK=off go build -o $(ROOT)/bin/tools/localstack ./cmd/localstack
+
+include hack/release.mk
 
 .PHONY: clean
 clean: ## Remove make run's state (.local/): etcd data, certificates, logs, kubeconfig.

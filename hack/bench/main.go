@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/go-logr/logr"
 	"net"
 	"os"
 	"os/signal"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"machineapi.dev/hack/tools/localstack"
 	"machineapi.dev/machine-api/manager"
@@ -45,6 +47,7 @@ func main() {
 	flag.BoolVar(&o.pprof, "pprof", false, "serve the manager's pprof on 127.0.0.1:6060 (profile with go tool pprof)")
 	flag.StringVar(&o.skip, "skip", "", "comma-separated steps to skip: mhc, scaledown, nodelink")
 	flag.Parse()
+	ctrllog.SetLogger(logr.Discard())
 	if os.Getenv("BENCH_FULL") == "1" {
 		o.machines = 5000
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ const (
 	mhcTimeout     = 5 * time.Second
 )
 
-func (e *env) steps(ctx context.Context, res *results) error {
+func (e *env) steps(ctx context.Context, res *results) (retErr error) {
 	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}); err != nil {
 		return err
 	}
@@ -35,6 +36,23 @@ func (e *env) steps(ctx context.Context, res *results) error {
 		return err
 	}
 	defer mgr.Stop(30 * time.Second)
+	// A manager that exits ends the run at once, pointing at its log.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	managerDone := make(chan struct{})
+	defer close(managerDone)
+	go func() {
+		select {
+		case <-mgr.Done():
+			cancel(fmt.Errorf("machine-manager exited (%v): see %s", mgr.Err(), mgr.LogFile))
+		case <-managerDone:
+		}
+	}()
+	defer func() {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && retErr != nil {
+			retErr = cause
+		}
+	}()
 
 	if res.ScaleUp, err = e.scaleUp(ctx, e.o.machines, res.Floor); err != nil {
 		return err
@@ -64,7 +82,7 @@ func (e *env) steps(ctx context.Context, res *results) error {
 func (e *env) startManager() (*localstack.Process, error) {
 	args := []string{
 		"--kubeconfig=" + e.kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--sim-boot-delay=0", "--sim-heartbeat-interval=-1", "--sim-state-dir=" + filepath.Join(e.stateDir, "sim"),
+		"--sim-boot-delay=0", "--sim-heartbeat-interval=-1s", "--sim-state-dir=" + filepath.Join(e.stateDir, "sim"),
 	}
 	if e.o.pprof {
 		args = append(args, "--pprof-bind-address=127.0.0.1:6060")

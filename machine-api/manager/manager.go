@@ -180,8 +180,17 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	if err := classes.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the machineclass controller: %w", err)
 	}
+	linkSelector := selector
+	if o.NodeLinkSelector != "" {
+		extra, err := labels.Parse(o.NodeLinkSelector)
+		if err != nil {
+			return fmt.Errorf("--node-link-selector %q is not a label selector: %w", o.NodeLinkSelector, err)
+		}
+		reqs, _ := extra.Requirements()
+		linkSelector = selector.Add(reqs...)
+	}
 	if err := machinelink.Setup(ctx, mgr, mgr, machinelink.Options{
-		Namespace: o.Namespace, Selector: selector, MaxConcurrentReconciles: o.MachineConcurrency,
+		Namespace: o.Namespace, Selector: linkSelector, MaxConcurrentReconciles: o.MachineConcurrency,
 	}); err != nil {
 		return fmt.Errorf("setting up the node linker: %w", err)
 	}

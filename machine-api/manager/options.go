@@ -28,6 +28,12 @@ type Options struct {
 	// MachineSelector, when set, limits the controllers to Machines (and sets, deployments) whose
 	// labels match this label selector.
 	MachineSelector string
+	// NodeLinkSelector, when set, limits the in-process node linker to the Machines whose labels
+	// match, on top of MachineSelector. Machines whose Nodes live in another cluster are linked by
+	// another linker (cluster-manager links the Machines of Clusters with their own kubeconfig, which
+	// carry cluster.machineapi.dev/remote-nodes=true): exclude them here so that two linkers never
+	// claim one Machine.
+	NodeLinkSelector string
 	// QPS and Burst bound the client's request rate to the API server.
 	QPS   float32
 	Burst int
@@ -81,6 +87,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", o.RetryPeriod, "how often candidates try to acquire or renew the Lease")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "only manage objects in this namespace (empty: all namespaces)")
 	fs.StringVar(&o.MachineSelector, "machine-selector", o.MachineSelector, "only manage Machines, MachineSets and MachineDeployments whose labels match this selector")
+	fs.StringVar(&o.NodeLinkSelector, "node-link-selector", o.NodeLinkSelector, "only link the Machines matching this label selector to Nodes of this cluster (e.g. '!cluster.machineapi.dev/remote-nodes')")
 	fs.Func("kube-api-qps", "requests per second to the API server (default 200)", func(s string) error { return parseFloat32(s, &o.QPS) })
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of requests to the API server")
 	fs.IntVar(&o.MachineConcurrency, "machine-concurrency", o.MachineConcurrency, "Machines reconciled (and linked) in parallel")

@@ -15,6 +15,13 @@ import (
 	"machineapi.dev/cluster-api/provider/sim"
 )
 
+// Set at link time by the release build (docs/releasing.md).
+var (
+	version = "dev"
+	commit  = "none"
+	date    = "unknown"
+)
+
 func main() {
 	opts := manager.DefaultOptions()
 	opts.AddFlags(flag.CommandLine)
@@ -24,6 +31,7 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.Log.WithName("cluster-manager").Info("version", "version", version, "commit", commit, "built", date)
 
 	p, err := sim.New(simOpts)
 	if err != nil {

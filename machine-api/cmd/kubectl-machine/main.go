@@ -11,8 +11,16 @@ import (
 	"machineapi.dev/machine-api/internal/plugin"
 )
 
+// Set at link time by the release build (docs/releasing.md).
+var (
+	version = "dev"
+	commit  = "none"
+	date    = "unknown"
+)
+
 func main() {
 	cmd := plugin.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	cmd.Version = fmt.Sprintf("%s (commit %s, built %s)", version, commit, date)
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

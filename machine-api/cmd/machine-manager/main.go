@@ -14,6 +14,13 @@ import (
 	"machineapi.dev/machine-api/provider/sim"
 )
 
+// Set at link time by the release build (docs/releasing.md).
+var (
+	version = "dev"
+	commit  = "none"
+	date    = "unknown"
+)
+
 func main() {
 	opts := manager.DefaultOptions()
 	opts.AddFlags(flag.CommandLine)
@@ -23,6 +30,7 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.Log.WithName("machine-manager").Info("version", "version", version, "commit", commit, "built", date)
 
 	p, err := sim.New(simOpts)
 	if err != nil {

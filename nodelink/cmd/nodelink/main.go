@@ -135,6 +135,13 @@ func splitComma(s string) []string {
 	return out
 }
 
+// Set at link time by the release build (docs/releasing.md).
+var (
+	version = "dev"
+	commit  = "none"
+	date    = "unknown"
+)
+
 func main() {
 	zopts := zap.Options{}
 	zopts.BindFlags(flag.CommandLine)
@@ -144,6 +151,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	ctrl.Log.WithName("nodelink").Info("version", "version", version, "commit", commit, "built", date)
 	if err := run(ctrl.SetupSignalHandler(), c); err != nil {
 		ctrl.Log.Error(err, "nodelink failed")
 		os.Exit(1)
