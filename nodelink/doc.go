@@ -68,8 +68,10 @@ limitations under the License.
 //
 // None on a timer: every decision depends only on cached objects and is re-evaluated on the Node
 // and machine events that can change it (watch.go maps each event to the few machines concerned).
-// Transient errors, including optimistic-lock conflicts, are returned and retried with the
-// controller's exponential backoff.
+// Transient errors are returned and retried with the controller's exponential backoff. An
+// optimistic-lock conflict on a Node is not retried: every Node change brings its machines back
+// once the cache shows it. A conflict on a machine's status (another controller wrote it) is
+// written once more on top of the machine read from the API server.
 //
 // # Where to start
 //

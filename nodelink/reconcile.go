@@ -68,13 +68,29 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{}, nil
 	}
 	s := &scope[M]{machine: m, view: r.machineView(m)}
+	if unmatchable(s.view) && r.adapter.LinkCondition(m) == nil {
+		// Nothing to match on yet (no providerID, no InternalIP): a condition would only say
+		// WaitingForNode. The first write waits for the provider, saving one per machine.
+		return reconcile.Result{}, nil
+	}
 	if err := r.decide(ctx, s); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.syncNode(ctx, s); err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, ignoreConflict(err)
 	}
 	return reconcile.Result{}, r.recordStatus(ctx, s)
+}
+
+// ignoreConflict drops an optimistic-lock conflict on a Node: the Node changed since the cache
+// showed it, and every Node change brings its machines back with fresh data. Retrying at once with
+// backoff would only read the same stale cache and fail again (several wasted writes per link at
+// scale). Machine status conflicts are handled in recordStatus.
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
 
 // handles reports whether m is in this linker's scope (Options.Namespace and Options.Selector).
@@ -101,4 +117,9 @@ func (r *reconciler[M]) decide(ctx context.Context, s *scope[M]) error {
 	}
 	s.node = r.written.latest(&n).(*corev1.Node)
 	return nil
+}
+
+// unmatchable reports whether a machine has nothing a Node could be matched by yet.
+func unmatchable(m machineView) bool {
+	return m.NodeRef == nil && m.ProviderID == "" && len(m.IPs) == 0
 }

@@ -46,7 +46,14 @@ func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.machines.GetClient().Status().Patch(ctx, s.machine, patch); err != nil {
+	err := r.machines.GetClient().Status().Patch(ctx, s.machine, patch)
+	if apierrors.IsConflict(err) {
+		// Another controller wrote the machine's status since the cache showed it, and a watch
+		// event for a change nodelink does not look at would not bring the machine back: write
+		// once more on top of the machine as the API server has it now.
+		before, err = r.rewriteOnFresh(ctx, s, ref, cond)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil // deleted meanwhile: its deletion event releases the Node
 		}
@@ -75,6 +82,22 @@ func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 }
 
 // setStatus records ref (when not nil) and cond on m through the adapter.
+// rewriteOnFresh reads the machine from the API server (not the cache), records ref and cond on it
+// and patches it with that resourceVersion as precondition. It returns the machine as read.
+func (r *reconciler[M]) rewriteOnFresh(ctx context.Context, s *scope[M], ref *NodeRef, cond metav1.Condition) (M, error) {
+	fresh := r.adapter.New()
+	if err := r.machines.GetAPIReader().Get(ctx, s.view.Key, fresh); err != nil {
+		return fresh, err
+	}
+	before := fresh.DeepCopyObject().(M)
+	r.setStatus(fresh, ref, cond)
+	s.machine = fresh
+	if equality.Semantic.DeepEqual(before, fresh) {
+		return before, nil
+	}
+	return before, r.machines.GetClient().Status().Patch(ctx, fresh, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
 func (r *reconciler[M]) setStatus(m M, ref *NodeRef, cond metav1.Condition) {
 	if ref != nil {
 		r.adapter.SetNodeRef(m, *ref)

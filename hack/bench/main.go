@@ -31,6 +31,7 @@ type options struct {
 	managerArgs                                string
 	pprof                                      bool
 	skip                                       string
+	audit                                      string
 }
 
 func main() {
@@ -46,6 +47,7 @@ func main() {
 	flag.StringVar(&o.managerArgs, "manager-args", "", "extra flags for machine-manager (space separated)")
 	flag.BoolVar(&o.pprof, "pprof", false, "serve the manager's pprof on 127.0.0.1:6060 (profile with go tool pprof)")
 	flag.StringVar(&o.skip, "skip", "", "comma-separated steps to skip: mhc, scaledown, nodelink")
+	flag.StringVar(&o.audit, "audit-log", "", "write the API server's audit log of writes to this file (to see who writes what)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	if os.Getenv("BENCH_FULL") == "1" {
@@ -94,7 +96,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	defer os.RemoveAll(state)
 	logf("starting a fresh control plane in %s", state)
 	plane, err := localstack.Start(ctx, localstack.Config{BinDir: o.binDir, StateDir: state,
-		APIServerPort: freePort(), EtcdPort: freePort(), EtcdUnsafeNoFsync: true})
+		APIServerPort: freePort(), EtcdPort: freePort(), EtcdUnsafeNoFsync: true, AuditLog: o.audit})
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ func scrapeWrites(ctx context.Context, cs kubernetes.Interface) (writeCounts, er
 		if sub := l["subresource"]; sub != "" {
 			key += "/" + sub
 		}
+		if code := l["code"]; code != "" && !strings.HasPrefix(code, "2") {
+			key += " (" + code + ")" // refused writes, conflicts above all, cost the API server too
+		}
 		out[key] += v
 	}
 	return out, sc.Err()

@@ -64,8 +64,8 @@ func DefaultOptions() Options {
 		LeaseDuration:           15 * time.Second,
 		RenewDeadline:           10 * time.Second,
 		RetryPeriod:             2 * time.Second,
-		QPS:                     200,
-		Burst:                   400,
+		QPS:                     1000,
+		Burst:                   2000,
 		MachineConcurrency:      50,
 		SetConcurrency:          10,
 		DrainGracePeriodSeconds: -1,
@@ -88,7 +88,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "only manage objects in this namespace (empty: all namespaces)")
 	fs.StringVar(&o.MachineSelector, "machine-selector", o.MachineSelector, "only manage Machines, MachineSets and MachineDeployments whose labels match this selector")
 	fs.StringVar(&o.NodeLinkSelector, "node-link-selector", o.NodeLinkSelector, "only link the Machines matching this label selector to Nodes of this cluster (e.g. '!cluster.machineapi.dev/remote-nodes')")
-	fs.Func("kube-api-qps", "requests per second to the API server (default 200)", func(s string) error { return parseFloat32(s, &o.QPS) })
+	fs.Func("kube-api-qps", "requests per second to the API server (default 1000; the API server's priority and fairness protects it)", func(s string) error { return parseFloat32(s, &o.QPS) })
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of requests to the API server")
 	fs.IntVar(&o.MachineConcurrency, "machine-concurrency", o.MachineConcurrency, "Machines reconciled (and linked) in parallel")
 	fs.IntVar(&o.SetConcurrency, "set-concurrency", o.SetConcurrency, "MachineSets, MachineDeployments and MachineHealthChecks reconciled in parallel")

@@ -28,6 +28,9 @@ type Config struct {
 	APIServerPort int
 	// EtcdPort is etcd's client port on 127.0.0.1; the peer port is EtcdPort+1.
 	EtcdPort int
+	// AuditLog, when set, makes the API server log every write (verb, resource, user agent,
+	// response code) to this file, at metadata level.
+	AuditLog string
 	// EtcdUnsafeNoFsync skips fsync in etcd (as envtest does): faster, and data may be lost if
 	// the machine crashes. For benchmarks and tests, never for state you want to keep.
 	EtcdUnsafeNoFsync bool
@@ -94,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 		return nil, err
 	}
 
-	apiserver, err := StartProcess("kube-apiserver", filepath.Join(cfg.BinDir, "kube-apiserver"), []string{
+	apiserverArgs := []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -115,7 +118,16 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 		// TaintNodesByCondition puts on every new Node.
 		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
 		"--cert-dir=" + filepath.Join(cfg.StateDir, "apiserver-certs"),
-	}, filepath.Join(logDir, "kube-apiserver.log"))
+	}
+	if cfg.AuditLog != "" {
+		policy := filepath.Join(cfg.StateDir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+			return nil, err
+		}
+		apiserverArgs = append(apiserverArgs, "--audit-policy-file="+policy, "--audit-log-path="+cfg.AuditLog,
+			"--audit-log-format=json", "--audit-log-maxsize=0")
+	}
+	apiserver, err := StartProcess("kube-apiserver", filepath.Join(cfg.BinDir, "kube-apiserver"), apiserverArgs, filepath.Join(logDir, "kube-apiserver.log"))
 	if err != nil {
 		p.Stop()
 		return nil, err
@@ -306,3 +318,13 @@ func tail(path string, n int) string {
 	}
 	return "    " + strings.Join(lines, "\n    ") + "\n"
 }
+
+// auditPolicy logs writes only, at metadata level, once per request.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: None
+`

@@ -180,6 +180,7 @@ func (p *Provider) Create(ctx context.Context, m *v1beta1.Machine) error {
 			if err := p.register(ctx, inst); err != nil {
 				return err
 			}
+			inst.Registered = true
 		} else {
 			p.kickBooter()
 		}

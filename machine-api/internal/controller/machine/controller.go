@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +23,7 @@ import (
 	"machineapi.dev/drain"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/recent"
 	"machineapi.dev/machine-api/provider"
 )
 
@@ -57,6 +60,9 @@ type Reconciler struct {
 	Clock clock.Clock
 	// MaxConcurrentReconciles is the number of Machines reconciled in parallel.
 	MaxConcurrentReconciles int
+
+	// written lets a reconcile read this controller's own writes before the cache shows them.
+	written recent.Writes
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;update;patch
@@ -115,6 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ct
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	m = r.written.Latest(m).(*v1beta1.Machine)
 	if v1beta1.IsPaused(m.Annotations) {
 		log.FromContext(ctx).V(1).Info("machine is paused; leaving it alone", "annotation", v1beta1.PausedAnnotation)
 		return ctrl.Result{}, nil
@@ -153,7 +160,12 @@ func runSteps(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error)
 	return ctrl.Result{}, nil
 }
 
-// writeStatus writes the status computed from s with one patch, or nothing if it did not change.
+// writeStatus writes the status computed from s with one server-side apply of the fields this
+// controller owns, or nothing if they did not change. Server-side apply merges the conditions list
+// by type, so the node linker's and the health check's conditions are never overwritten and no
+// resourceVersion precondition is needed: the write cannot fail on a concurrent writer (with a
+// merge patch, the whole list is replaced, so every write needs an optimistic lock, and the node
+// linker writing at the same moment made about two conflicts per machine at scale).
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if s.finalizerRemoved {
 		return nil
@@ -163,22 +175,56 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 		return nil
 	}
 	before := s.machine.DeepCopy()
-	updated := s.machine.DeepCopy()
-	updated.Status = status
-	err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	apply, err := ownedStatusApply(s.machine, status)
+	if err != nil {
+		return err
+	}
+	err = r.Client.Status().Patch(ctx, apply, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership)
 	switch {
 	case err == nil:
-		r.emitTransitionEvents(before, updated)
+		updated := &v1beta1.Machine{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(apply.Object, updated); err == nil {
+			r.written.Record(before.ResourceVersion, updated)
+			r.emitTransitionEvents(before, updated)
+		}
 		return nil
 	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		// Another writer (the node linker) changed the Machine since it was read; the resulting
-		// event brings it back with fresh data.
 		return nil
 	default:
 		return fmt.Errorf("writing the status of machine %s: %w", client.ObjectKeyFromObject(s.machine), err)
 	}
+}
+
+// FieldOwner is the server-side apply field manager of the machine controller's status writes.
+const FieldOwner = "machine-controller"
+
+// ownedConditions are the condition types the machine controller writes.
+var ownedConditions = map[string]bool{
+	v1beta1.ReadyCondition: true, v1beta1.InstanceProvisionedCondition: true,
+	v1beta1.DrainedCondition: true, v1beta1.DeletingCondition: true,
+}
+
+// ownedStatusApply returns the apply configuration of the status fields the machine controller
+// owns: everything but status.nodeRef and the conditions of other controllers.
+func ownedStatusApply(m *v1beta1.Machine, status v1beta1.MachineStatus) (*unstructured.Unstructured, error) {
+	owned := *status.DeepCopy()
+	owned.NodeRef = nil
+	owned.Conditions = nil
+	for _, c := range status.Conditions {
+		if ownedConditions[c.Type] {
+			owned.Conditions = append(owned.Conditions, c)
+		}
+	}
+	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&owned)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": st}}
+	u.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("Machine"))
+	u.SetNamespace(m.Namespace)
+	u.SetName(m.Name)
+	u.SetUID(m.UID) // the apply fails rather than act on a Machine re-created with the same name
+	return u, nil
 }
 
 func hasFinalizer(m *v1beta1.Machine) bool {
@@ -196,6 +242,7 @@ func (r *Reconciler) addFinalizer(ctx context.Context, m *v1beta1.Machine) error
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("adding the finalizer to machine %s: %w", client.ObjectKeyFromObject(m), err))
 	}
+	r.written.Record(before.ResourceVersion, m)
 	return nil
 }
 

@@ -216,6 +216,7 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) (reconcile.R
 		return reconcile.Result{}, false, fmt.Errorf("removing the finalizer of machine %s: %w", client.ObjectKeyFromObject(m), err)
 	}
 	s.finalizerRemoved = true
+	r.written.Forget(m.UID)
 	return reconcile.Result{}, true, nil
 }
 

@@ -25,7 +25,9 @@
 // # What it writes
 //
 // Status is computed from what a reconcile observed (status.go, pure functions) and written once per
-// reconcile by one merge patch with optimistic locking. It owns phase, addresses, providerStatus,
+// reconcile by one server-side apply (field manager machine-controller) of only the fields it owns,
+// so that it never conflicts with, nor overwrites, the node linker's and the health check's
+// conditions, which the API server merges by type. It owns phase, addresses, providerStatus,
 // versions, provisionedTime, failureReason/Message, deletion, observedGeneration, lastUpdated and
 // the conditions Ready, InstanceProvisioned, Drained and Deleting. status.nodeRef and NodeLinked
 // belong to the node linker, HealthCheckSucceeded to the health check controller.

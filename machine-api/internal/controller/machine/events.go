@@ -10,9 +10,8 @@ import (
 // before and after a reconcile: a new phase, and each new step of deletion.
 func (r *Reconciler) emitTransitionEvents(before, after *v1beta1.Machine) {
 	if before.Status.Phase != after.Status.Phase {
+		// Provisioning is not announced: InstanceCreated follows within the same second.
 		switch after.Status.Phase {
-		case v1beta1.MachinePhaseProvisioning:
-			r.Recorder.Eventf(after, nil, "Normal", ReasonProvisioning, "Provision", "creating the instance")
 		case v1beta1.MachinePhaseRunning:
 			node := ""
 			if after.Status.NodeRef != nil {
