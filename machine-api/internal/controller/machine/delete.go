@@ -75,6 +75,9 @@ func (r *Reconciler) drainNode(ctx context.Context, s *scope) (reconcile.Result,
 	if m.Status.NodeRef == nil {
 		return skip("draining skipped: the machine has no Node")
 	}
+	if s.nodeElsewhere {
+		return skip(fmt.Sprintf("draining skipped: Node %s is in another cluster, out of this manager's reach (drain it there, or hold deletion with a preDrain hook)", m.Status.NodeRef.Name))
+	}
 	if s.node == nil {
 		return skip(fmt.Sprintf("draining skipped: Node %s no longer exists", m.Status.NodeRef.Name))
 	}

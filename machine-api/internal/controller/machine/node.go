@@ -6,11 +6,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
-// observeNode reads the Node the node linker linked to the Machine, if any.
+// observeNode reads the Node the node linker linked to the Machine, if any. A Node that is not
+// here while the link is reported healthy lives in another cluster (see scope.nodeElsewhere).
 func (r *Reconciler) observeNode(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
 	ref := s.machine.Status.NodeRef
 	if ref == nil {
@@ -19,6 +23,8 @@ func (r *Reconciler) observeNode(ctx context.Context, s *scope) (reconcile.Resul
 	node := &corev1.Node{}
 	err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, node)
 	switch {
+	case apierrors.IsNotFound(err) && meta.IsStatusConditionTrue(s.machine.Status.Conditions, v1beta1.NodeLinkedCondition):
+		s.nodeElsewhere = true
 	case apierrors.IsNotFound(err):
 		s.nodeMissing = true
 	case err != nil:

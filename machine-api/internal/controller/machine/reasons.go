@@ -17,8 +17,10 @@ const (
 	ReasonWaitingForNode = "WaitingForNode"
 	ReasonNodeNotReady   = "NodeNotReady"
 	ReasonNodeNotFound   = "NodeNotFound"
-	ReasonFailed         = "Failed"
-	ReasonDeleting       = "Deleting"
+	// ReasonNodeInOtherCluster: the Node lives in a workload cluster this manager cannot see.
+	ReasonNodeInOtherCluster = "NodeInOtherCluster"
+	ReasonFailed             = "Failed"
+	ReasonDeleting           = "Deleting"
 
 	// Deleting reasons: the step deletion waits on.
 	ReasonWaitingForPreDrainHooks     = "WaitingForPreDrainHooks"

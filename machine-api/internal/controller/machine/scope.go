@@ -27,6 +27,9 @@ type scope struct {
 	// Node.
 	node        *corev1.Node
 	nodeMissing bool // status.nodeRef names a Node that does not exist
+	// nodeElsewhere: status.nodeRef names a Node this manager cannot see, but the node linker that
+	// can (cluster-manager, for a workload cluster) reports it linked.
+	nodeElsewhere bool
 
 	// Delete path.
 	deletion         *deletionState

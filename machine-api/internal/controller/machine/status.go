@@ -70,6 +70,8 @@ func phase(m *v1beta1.Machine, st v1beta1.MachineStatus, providerID string, s *s
 		return v1beta1.MachinePhaseRunning // stays Running while linked; Ready tells current health
 	case st.NodeRef != nil && s.node != nil && nodeReady(s.node) == corev1.ConditionTrue:
 		return v1beta1.MachinePhaseRunning
+	case st.NodeRef != nil && s.nodeElsewhere:
+		return v1beta1.MachinePhaseRunning // linked by the linker that sees its cluster
 	default:
 		return v1beta1.MachinePhaseProvisioned
 	}
@@ -108,6 +110,9 @@ func setReady(st *v1beta1.MachineStatus, s *scope, failed bool, gen int64) {
 		c.Reason, c.Message = ReasonWaitingForNode, "waiting for the instance's Node to register and be linked"
 	case s.nodeMissing:
 		c.Reason, c.Message = ReasonNodeNotFound, fmt.Sprintf("Node %s no longer exists", st.NodeRef.Name)
+	case s.nodeElsewhere:
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonNodeInOtherCluster
+		c.Message = fmt.Sprintf("Node %s is linked in another cluster; its readiness is not visible to this manager", st.NodeRef.Name)
 	case s.node == nil:
 		c.Reason, c.Message = ReasonWaitingForNode, fmt.Sprintf("waiting to observe Node %s", st.NodeRef.Name)
 	default:

@@ -76,6 +76,11 @@ func TestComputeStatus(t *testing.T) {
 			scope:   scope{nodeMissing: true},
 			phase:   v1beta1.MachinePhaseRunning, ready: "False/NodeNotFound", message: "Node n1 no longer exists",
 		},
+		"a Node linked in another cluster makes it Running with readiness Unknown": {
+			machine: v1beta1.Machine{Spec: v1beta1.MachineSpec{ProviderID: "sim:///a"}, Status: v1beta1.MachineStatus{Phase: v1beta1.MachinePhaseProvisioned, NodeRef: linked}},
+			scope:   scope{nodeElsewhere: true},
+			phase:   v1beta1.MachinePhaseRunning, ready: "Unknown/NodeInOtherCluster", message: "linked in another cluster",
+		},
 		"an invalid configuration fails the machine with the provider's message": {
 			machine: v1beta1.Machine{Status: v1beta1.MachineStatus{Phase: v1beta1.MachinePhaseProvisioning}},
 			scope:   scope{failure: &failure{reason: v1beta1.InvalidConfigurationFailure, message: "instanceType huge is not offered"}},

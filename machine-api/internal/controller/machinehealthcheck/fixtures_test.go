@@ -83,6 +83,14 @@ func notProvisionedCreatedAgo(ago time.Duration) func(*target) {
 
 func nodeGone(t *target) { t.node, t.nodeMissing = nil, true }
 
+// linkCondition sets the NodeLinked condition the node linker writes.
+func linkCondition(status metav1.ConditionStatus, reason string) func(*target) {
+	return func(t *target) {
+		t.machine.Status.Conditions = append(t.machine.Status.Conditions,
+			metav1.Condition{Type: v1beta1.NodeLinkedCondition, Status: status, Reason: reason})
+	}
+}
+
 func failed(t *target) {
 	t.machine.Status.Phase = v1beta1.MachinePhaseFailed
 	t.machine.Status.FailureMessage = ptr.To("instance vanished")

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"machineapi.dev/nodelink"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
@@ -99,8 +101,19 @@ func judge(t *target, r *rules, now time.Time) health {
 		}
 		return unhealthy(CauseMachineFailed, "%s", msg)
 	}
-	if ref := m.Status.NodeRef; ref != nil && t.nodeMissing {
-		return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
+	if ref := m.Status.NodeRef; ref != nil {
+		// The node linker that sees the Node is the authority on whether it still exists: a Node
+		// of a workload cluster is linked by cluster-manager and is never in this manager's cache.
+		link := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition)
+		switch {
+		case link != nil && link.Status == metav1.ConditionFalse && link.Reason == nodelink.ReasonNodeDeleted:
+			return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
+		case t.nodeMissing && link != nil && link.Status == metav1.ConditionTrue:
+			return health{state: stateHealthy, message: fmt.Sprintf(
+				"Node %s is linked in another cluster: its conditions are not visible here, only a failed Machine or a deleted Node is remediated", ref.Name)}
+		case t.nodeMissing:
+			return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
+		}
 	}
 	if t.node == nil {
 		return waitForNode(m, r, now)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
@@ -52,6 +53,13 @@ func TestCheck(t *testing.T) {
 		},
 		"a Node that is gone is unhealthy at once": {
 			target: healthyTarget("a", nodeGone), state: stateUnhealthy, cause: CauseNodeNotFound, message: "Node node-a no longer exists",
+		},
+		"a Node linked in another cluster is not judged by this cache": {
+			target: healthyTarget("a", nodeGone, linkCondition(metav1.ConditionTrue, "Linked")), state: stateHealthy,
+			message: "Node node-a is linked in another cluster",
+		},
+		"a Node its linker reports deleted is unhealthy, wherever it lived": {
+			target: healthyTarget("a", nodeGone, linkCondition(metav1.ConditionFalse, "NodeDeleted")), state: stateUnhealthy, cause: CauseNodeNotFound,
 		},
 		"phase Failed is unhealthy, with the failure message": {
 			target: healthyTarget("a", failed), state: stateUnhealthy, cause: CauseMachineFailed, message: "instance vanished",

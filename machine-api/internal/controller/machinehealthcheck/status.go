@@ -38,6 +38,9 @@ func machineCondition(o *outcome, remedy func(*outcome) string) (metav1.Conditio
 // healthyMessage is the message of a healthy target, made only when needed: a pass over thousands
 // of healthy Machines formats nothing.
 func healthyMessage(t *target) string {
+	if t.node == nil && t.machine.Status.NodeRef != nil {
+		return "Node " + t.machine.Status.NodeRef.Name + " is linked in another cluster: its conditions are not visible here"
+	}
 	if t.node == nil {
 		return "healthy"
 	}
