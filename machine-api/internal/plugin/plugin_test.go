@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -183,3 +184,31 @@ var _ = Describe("kubectl machine drain-plan", func() {
 })
 
 func ptr[T any](v T) *T { return &v }
+
+var _ = Describe("kubectl machine rollout", func() {
+	It("lists a deployment's revisions and rolls back to the previous one", func() {
+		ns := newNamespace()
+		md := builder.MachineDeployment(ns, "web", 2).WithInstanceType("small").Build()
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		Eventually(func() string { out, _ := kubectlMachine("-n", ns, "rollout", "history", "web"); return out }).
+			Should(MatchRegexp(`1 \(current\)\s+web-\S+\s+2\s`))
+
+		// A providerSpec change is a new revision.
+		Expect(k8s.Patch(ctx, md, client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"template":{"spec":{"providerSpec":{"value":{"instanceType":"medium"}}}}}}`)))).To(Succeed())
+		Eventually(func() string { out, _ := kubectlMachine("-n", ns, "rollout", "history", "web"); return out }).
+			Should(And(MatchRegexp(`(?m)^1\s`), MatchRegexp(`2 \(current\)\s+web-\S+\s+\d+\s+\S+\s+\{"instanceType":"medium"\}`)))
+
+		out, err := kubectlMachine("-n", ns, "rollout", "undo", "web")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`MachineDeployment ` + ns + `/web rolled back to revision 1 \(MachineSet web-\S+\)`))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(md), md)).To(Succeed())
+		Expect(string(md.Spec.Template.Spec.ProviderSpec.Value.Raw)).To(MatchJSON(`{"instanceType":"small"}`))
+		// The old set is brought back as the newest revision; no third MachineSet is made.
+		Eventually(func() string { out, _ := kubectlMachine("-n", ns, "rollout", "history", "web"); return out }).
+			Should(And(MatchRegexp(`3 \(current\)\s+web-\S+\s+\d+\s+\S+\s+\{"instanceType":"small"\}`), Not(MatchRegexp(`(?m)^1\s`))))
+
+		_, err = kubectlMachine("-n", ns, "rollout", "undo", "web", "--to-revision", "9")
+		Expect(err).To(MatchError(ContainSubstring("has no revision 9")))
+	})
+})

@@ -56,6 +56,6 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	e.flags.AddFlags(root.PersistentFlags())
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.AddCommand(newWhyCommand(e), newDrainPlanCommand(e))
+	root.AddCommand(newWhyCommand(e), newDrainPlanCommand(e), newRolloutCommand(e))
 	return root
 }
