@@ -29,7 +29,7 @@ help: ## List every target with what it does.
 	@awk 'BEGIN { FS = ":.*## " } /^##@/ { printf "\n%s\n", substr($$0, 5) } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 # What make run applies once the managers run; `make run SAMPLES=` applies nothing.
-SAMPLES ?= docs/examples/run
+SAMPLES ?= docs/examples/cluster.yaml docs/examples/healthcheck.yaml
 
 .PHONY: run
 run: controlplane build-localstack build ## Run the whole stack on a local control plane (state in .local/, Ctrl-C stops it).
@@ -38,7 +38,7 @@ run: controlplane build-localstack build ## Run the whole stack on a local contr
 		$(foreach m,$(GEN_MODULES),--crds $(m)/config/crd/bases) --crds machine-api/config/admission \
 		--component "machine-manager=$(ROOT)/bin/machine-manager --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 --sim-state-dir=$(ROOT)/.local/sim --sim-boot-delay=3s --node-link-selector=!cluster.machineapi.dev/remote-nodes" \
 		--component "cluster-manager=$(ROOT)/bin/cluster-manager --metrics-bind-address=127.0.0.1:18082 --health-probe-bind-address=127.0.0.1:18083" \
-		$(foreach s,$(SAMPLES),--apply $(s))
+		$(foreach s,$(SAMPLES),--apply $(s)) $(if $(SAMPLES),--hints docs/examples/run-hints.txt)
 
 .PHONY: build
 build: ## Build the binaries into bin/: machine-manager, kubectl-machine, nodelink, cluster-manager.

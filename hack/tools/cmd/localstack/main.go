@@ -34,6 +34,7 @@ func main() {
 		samples    multiFlag
 		watch      bool
 		once       bool
+		hints      string
 	)
 	flag.StringVar(&cfg.BinDir, "bin-dir", "bin/k8s/1.37.2", "folder holding the source-built etcd and kube-apiserver")
 	flag.StringVar(&cfg.StateDir, "state-dir", ".local", "folder for etcd data, certificates, logs and the kubeconfig (kept between runs)")
@@ -43,19 +44,20 @@ func main() {
 	flag.Var(&components, "component", "name=command line of a manager to run against the local API server, with KUBECONFIG set (repeatable)")
 	flag.Var(&samples, "apply", "a manifest file or folder to apply once the components run (repeatable)")
 	flag.BoolVar(&watch, "watch-machines", true, "print the machines as they change")
+	flag.StringVar(&hints, "hints", "", "a text file printed after the welcome (commands worth trying with the samples)")
 	flag.BoolVar(&once, "exit-when-ready", false, "stop everything and exit 0 once the control plane is up and the samples are applied (for tests)")
 	flag.Parse()
 	cfg.Log = os.Stdout
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, crds, components, samples, watch, once); err != nil && !errors.Is(err, context.Canceled) {
+	if err := run(ctx, cfg, crds, components, samples, watch, once, hints); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "\nmake run failed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, cfg localstack.Config, crds, components, samples []string, watch, once bool) error {
+func run(ctx context.Context, cfg localstack.Config, crds, components, samples []string, watch, once bool, hints string) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return err
 	}
@@ -120,6 +122,11 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 	}
 
 	printWelcome(cfg, kubeconfig)
+	if hints != "" {
+		if text, err := os.ReadFile(hints); err == nil {
+			fmt.Println(string(text))
+		}
+	}
 	if once {
 		return nil
 	}
