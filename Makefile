@@ -66,6 +66,8 @@ generate: ## Regenerate deepcopy code, CRDs and RBAC with controller-gen.
 				rbac:roleName=$$m-manager output:rbac:artifacts:config=config/rbac paths=./...); \
 		fi; \
 	done
+	@echo "== generate nodelink (RBAC of the standalone binary)"
+	@cd nodelink && GOWORK=off $(call tool,controller-gen) rbac:roleName=nodelink output:rbac:artifacts:config=config/rbac paths=./cmd/...
 
 .PHONY: docs
 docs: ## Generate the API reference (docs/reference/<module>.md) from the API types with crd-ref-docs.
@@ -78,7 +80,7 @@ docs: ## Generate the API reference (docs/reference/<module>.md) from the API ty
 .PHONY: verify
 verify: generate docs ## Fail on stale generated files, gofmt, go vet, untidy go.mod files or imports that break the dependency direction.
 	@echo "== generated files (deepcopy, CRDs, RBAC, API reference) are up to date"
-	@changed=$$(git status --porcelain -- $(foreach m,$(GEN_MODULES),':(glob)$(m)/**/zz_generated.*.go' $(m)/config) docs/reference); \
+	@changed=$$(git status --porcelain -- $(foreach m,$(GEN_MODULES),':(glob)$(m)/**/zz_generated.*.go' $(m)/config) nodelink/config docs/reference); \
 		[ -z "$$changed" ] || { echo "$$changed"; echo "generated files differ from the commit: run 'make generate docs' and commit the result"; exit 1; }
 	@echo "== gofmt"
 	@out=$$(gofmt -l $(MODULES) hack); [ -z "$$out" ] || { echo "not gofmt'ed (run gofmt -w):"; echo "$$out"; exit 1; }

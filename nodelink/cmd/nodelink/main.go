@@ -135,6 +135,13 @@ func splitComma(s string) []string {
 	return out
 }
 
+// The permissions of the default installation (nodelink/config), for machine.machineapi.dev
+// Machines; another machine kind needs the same verbs on its own resource.
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Set at link time by the release build (docs/releasing.md).
 var (
 	version = "dev"
