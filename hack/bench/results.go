@@ -11,6 +11,9 @@ import (
 // its critical path, so the fastest N machines can come up is N*10/floor seconds.
 const nominalWritesPerMachine = 10
 
+// nominalWritesPerLink: linking a pair is one Node patch and one Machine status write.
+const nominalWritesPerLink = 2
+
 type results struct {
 	Date                string       `json:"date"`
 	Go                  string       `json:"go"`
@@ -52,7 +55,9 @@ type healthResult struct {
 	SecondsBeyondTimeout float64 `json:"secondsBeyondTimeout"`
 }
 
-func newStepResult(name string, n int, elapsed time.Duration, writes writeCounts, floor floorResult) stepResult {
+// newStepResult computes a step's figures. nominal is the writes one machine (or link) needs on the
+// step's critical path, for the floor-derived time.
+func newStepResult(name string, n int, elapsed time.Duration, writes writeCounts, floor floorResult, nominal int) stepResult {
 	s := elapsed.Seconds()
 	r := stepResult{Name: name, Machines: n, Seconds: s, Writes: writes.total(), WritesByResource: writes}
 	if s > 0 {
@@ -64,7 +69,7 @@ func newStepResult(name string, n int, elapsed time.Duration, writes writeCounts
 	}
 	if floor.WritesPerSec > 0 {
 		r.WriteRateToFloor = r.WritesPerSec / floor.WritesPerSec
-		r.FloorSeconds = float64(n*nominalWritesPerMachine) / floor.WritesPerSec
+		r.FloorSeconds = float64(n*nominal) / floor.WritesPerSec
 		r.TimeToFloor = s / r.FloorSeconds
 	}
 	return r
@@ -73,8 +78,8 @@ func newStepResult(name string, n int, elapsed time.Duration, writes writeCounts
 func (r *results) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## machineapi scale benchmark, %s (%d CPUs, load %s, %s)\n\n", r.Date, r.CPUs, r.LoadAverage, r.Go)
-	fmt.Fprintf(&b, "Write floor: **%.0f writes/s** (%d Node writes by %d writers in %.1fs); floor-derived time for N machines = N x %d writes / floor.\n\n",
-		r.Floor.WritesPerSec, r.Floor.Writes, r.Floor.Workers, r.Floor.Seconds, nominalWritesPerMachine)
+	fmt.Fprintf(&b, "Write floor: **%.0f writes/s** (%d Node writes by %d writers in %.1fs); floor-derived time = N x %d writes / floor (N x %d for a link).\n\n",
+		r.Floor.WritesPerSec, r.Floor.Writes, r.Floor.Workers, r.Floor.Seconds, nominalWritesPerMachine, nominalWritesPerLink)
 	b.WriteString("| step | machines | seconds | machines/s | writes/machine | writes/s (÷ floor) | time ÷ floor-derived | p50 / p99 to Running |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, s := range []stepResult{r.ScaleUp, r.ScaleDown, r.NodeLink} {

@@ -40,7 +40,9 @@ func (e *env) steps(ctx context.Context, res *results) (retErr error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	managerDone := make(chan struct{})
-	defer close(managerDone)
+	var stopWatching sync.Once
+	unwatch := func() { stopWatching.Do(func() { close(managerDone) }) }
+	defer unwatch()
 	go func() {
 		select {
 		case <-mgr.Done():
@@ -70,6 +72,7 @@ func (e *env) steps(ctx context.Context, res *results) (retErr error) {
 	if rss, err := peakRSS(mgr.Pid()); err == nil {
 		res.ManagerPeakRSSBytes = rss
 	}
+	unwatch() // the manager is stopped on purpose now
 	mgr.Stop(30 * time.Second)
 	if !e.skipped("nodelink") {
 		if res.NodeLink, err = e.nodelinkAlone(ctx, e.o.machines, res.Floor); err != nil {
@@ -133,7 +136,7 @@ func (e *env) scaleUp(ctx context.Context, n int, floor floorResult) (stepResult
 	if err != nil {
 		return stepResult{}, err
 	}
-	r := newStepResult("scale-up 0 -> N", n, elapsed, after.since(before), floor)
+	r := newStepResult("scale-up 0 -> N", n, elapsed, after.since(before), floor, nominalWritesPerMachine)
 	p50, p99 := e.track.timeToRunning()
 	r.P50Seconds, r.P99Seconds = p50.Seconds(), p99.Seconds()
 	logf("  scale-up: %d machines Running in %s (%.1f machines/s, %.1f writes/machine)", n, elapsed.Round(time.Millisecond), r.MachinesPerSec, r.WritesPerMachine)
@@ -164,7 +167,7 @@ func (e *env) scaleDown(ctx context.Context, floor floorResult) (stepResult, err
 	if err != nil {
 		return stepResult{}, err
 	}
-	r := newStepResult("scale-down N -> 0", live, elapsed, after.since(before), floor)
+	r := newStepResult("scale-down N -> 0", live, elapsed, after.since(before), floor, nominalWritesPerMachine)
 	logf("  scale-down: %d machines gone in %s", live, elapsed.Round(time.Millisecond))
 	return r, nil
 }
@@ -212,7 +215,9 @@ func (e *env) healthCheck(ctx context.Context) (healthResult, error) {
 		}
 		for _, c := range node.Status.Conditions {
 			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionFalse {
-				notReadyAt = time.Now()
+				// The health check measures the timeout from the condition's transition time
+				// (whole seconds): measure from the same instant.
+				notReadyAt = c.LastTransitionTime.Time
 				return true
 			}
 		}
@@ -316,7 +321,7 @@ func (e *env) nodelinkAlone(ctx context.Context, n int, floor floorResult) (step
 	if err != nil {
 		return stepResult{}, err
 	}
-	r := newStepResult("nodelink alone, N pairs", n, elapsed, after.since(before), floor)
+	r := newStepResult("nodelink alone, N pairs", n, elapsed, after.since(before), floor, nominalWritesPerLink)
 	if rss, err := peakRSS(p.Pid()); err == nil {
 		r.PeakRSSBytes = rss
 	}
