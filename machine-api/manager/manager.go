@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -62,6 +64,9 @@ func Run(ctx context.Context, p provider.Provider, o Options) error {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading the API server configuration (pass --kubeconfig or run in a cluster): %w", err)
+	}
+	if err := applyMemoryLimit(o.MemoryLimit); err != nil {
+		return err
 	}
 	mgr, err := New(ctx, cfg, p, o)
 	if err != nil {
@@ -225,5 +230,18 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	if err := deployments.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the machinedeployment controller: %w", err)
 	}
+	return nil
+}
+
+// applyMemoryLimit sets the Go runtime's soft memory limit from a quantity such as "400Mi".
+func applyMemoryLimit(limit string) error {
+	if limit == "" {
+		return nil
+	}
+	q, err := resource.ParseQuantity(limit)
+	if err != nil || q.Value() <= 0 {
+		return fmt.Errorf("--memory-limit %q is not a positive quantity such as 400Mi", limit)
+	}
+	debug.SetMemoryLimit(q.Value())
 	return nil
 }

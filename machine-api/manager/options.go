@@ -47,6 +47,11 @@ type Options struct {
 	DrainGracePeriodSeconds int64
 	// DrainDeleteEmptyDirData lets a drain evict pods using emptyDir volumes.
 	DrainDeleteEmptyDirData bool
+	// MemoryLimit, when set (for example "400Mi"), is the Go runtime's soft memory limit
+	// (GOMEMLIMIT): the garbage collector works harder as the heap nears it, which bounds the
+	// process's peak memory well below the default heap goal of twice the live heap. Set it to
+	// about 80% of the container's memory limit.
+	MemoryLimit string
 	// GracefulShutdownTimeout bounds how long the manager waits for controllers on shutdown.
 	GracefulShutdownTimeout time.Duration
 	// Clock is the time source of every controller (tests pass a fake clock).
@@ -94,5 +99,6 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.SetConcurrency, "set-concurrency", o.SetConcurrency, "MachineSets, MachineDeployments and MachineHealthChecks reconciled in parallel")
 	fs.Int64Var(&o.DrainGracePeriodSeconds, "drain-grace-period-seconds", o.DrainGracePeriodSeconds, "termination grace period for evicted pods (-1: each pod's own)")
 	fs.BoolVar(&o.DrainDeleteEmptyDirData, "drain-delete-emptydir-data", o.DrainDeleteEmptyDirData, "evict pods that use emptyDir volumes (their data is lost)")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "the Go runtime's soft memory limit, e.g. 400Mi (about 80% of the container's limit); empty: GOMEMLIMIT or none")
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", o.GracefulShutdownTimeout, "how long to wait for controllers to stop on shutdown")
 }
