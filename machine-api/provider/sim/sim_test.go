@@ -101,6 +101,57 @@ func TestInstancesSurviveARestart(t *testing.T) {
 	}
 }
 
+// TestAStandbySeesTheLeadersInstances: two managers share a state folder (leader and standby,
+// both started before any instance existed); what the leader creates and deletes afterwards is
+// what the standby finds once it takes over, with no instance created twice and no InternalIP
+// handed out to two live instances.
+func TestAStandbySeesTheLeadersInstances(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	leader, err := sim.New(sim.Options{StateDir: dir, BootDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	standby, err := sim.New(sim.Options{StateDir: dir, BootDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, gone := newMachine("kept"), newMachine("gone")
+	for _, m := range []*v1beta1.Machine{kept, gone} {
+		if err := leader.Create(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := leader.Delete(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+
+	if ok, err := standby.Exists(ctx, kept); err != nil || !ok {
+		t.Fatalf("standby: Exists(kept) = %v, %v; want true", ok, err)
+	}
+	if ok, err := standby.Exists(ctx, gone); err != nil || ok {
+		t.Fatalf("standby: Exists(gone) = %v, %v; want false", ok, err)
+	}
+	if got := standby.Instances(); len(got) != 1 || got[0].ID != kept.UID {
+		t.Fatalf("standby lists %d instances, want only %s", len(got), kept.Name)
+	}
+	again := kept.DeepCopy()
+	again.Spec.ProviderID = ""
+	if err := standby.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if standby.CreatedInstances() != 0 || again.Spec.ProviderID != kept.Spec.ProviderID {
+		t.Fatalf("standby created a second instance for %s", kept.Name)
+	}
+	fresh := newMachine("fresh")
+	if err := standby.Create(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if ip(fresh) == ip(kept) {
+		t.Fatalf("standby handed out the InternalIP %s of a live instance again", ip(fresh))
+	}
+}
+
 func ip(m *v1beta1.Machine) string {
 	for _, a := range m.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP {

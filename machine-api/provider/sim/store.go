@@ -42,13 +42,19 @@ type Instance struct {
 
 // store holds the instances: in memory, and, when dir is set, one JSON file per instance so that a
 // restarted manager finds the instances the previous one created.
+//
+// With a dir, the folder is the truth: two managers sharing it (a leader and its standby) each
+// keep a copy in memory, and a copy is read again whenever the folder changed in a way its own
+// writes do not explain (the folder's modification time moved), so a standby that becomes
+// leader knows the instances the old leader created after the standby started.
 type store struct {
 	dir string
 
 	mu        sync.Mutex
 	instances map[types.UID]*Instance
 	nextIP    netip.Addr
-	created   int // instances ever created, for tests that check Create made no duplicate
+	created   int       // instances ever created, for tests that check Create made no duplicate
+	dirMtime  time.Time // the folder's modification time as of the last read or own write
 }
 
 var firstIP = netip.MustParseAddr("10.128.0.10")
@@ -61,32 +67,94 @@ func newStore(dir string) (*store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the sim provider's state folder: %w", err)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
+	if err := s.load(); err != nil {
 		return nil, err
 	}
+	return s, nil
+}
+
+// load reads every instance file of the folder, replacing the copy in memory. Callers hold mu
+// (or own s alone).
+func (s *store) load() error {
+	st, err := os.Stat(s.dir)
+	if err != nil {
+		return fmt.Errorf("reading the sim provider's state folder: %w", err)
+	}
+	files, err := filepath.Glob(filepath.Join(s.dir, "*.json"))
+	if err != nil {
+		return err
+	}
+	instances := make(map[types.UID]*Instance, len(files))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted by the other manager since the glob
+		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		inst := &Instance{}
 		if err := json.Unmarshal(data, inst); err != nil {
-			return nil, fmt.Errorf("reading sim instance %s: %w (delete the file if it is damaged)", f, err)
+			return fmt.Errorf("reading sim instance %s: %w (delete the file if it is damaged)", f, err)
 		}
-		s.instances[inst.ID] = inst
+		instances[inst.ID] = inst
 		if ip, err := netip.ParseAddr(inst.InternalIP); err == nil && !ip.Less(s.nextIP) {
 			s.nextIP = ip.Next()
 		}
 	}
-	return s, nil
+	s.instances, s.dirMtime = instances, st.ModTime()
+	return nil
+}
+
+// refresh reads the folder again when something other than this store changed it. Callers hold mu.
+func (s *store) refresh() {
+	if s.dir == "" {
+		return
+	}
+	st, err := os.Stat(s.dir)
+	if err != nil || st.ModTime().Equal(s.dirMtime) {
+		return
+	}
+	_ = s.load() // on a damaged file keep the copy in memory; the next change tries again
+}
+
+// lookup returns the instance for id from memory, or else from its file (written by another
+// manager within the folder's timestamp granularity, which refresh cannot see). Callers hold mu.
+func (s *store) lookup(id types.UID) (*Instance, bool) {
+	if inst, ok := s.instances[id]; ok {
+		return inst, true
+	}
+	if s.dir == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(s.file(id))
+	if err != nil {
+		return nil, false
+	}
+	inst := &Instance{}
+	if json.Unmarshal(data, inst) != nil || inst.ID != id {
+		return nil, false
+	}
+	s.instances[id] = inst
+	if ip, err := netip.ParseAddr(inst.InternalIP); err == nil && !ip.Less(s.nextIP) {
+		s.nextIP = ip.Next()
+	}
+	return inst, true
+}
+
+// wrote records the folder's modification time after one of this store's own writes. Callers hold mu.
+func (s *store) wrote() {
+	if st, err := os.Stat(s.dir); err == nil {
+		s.dirMtime = st.ModTime()
+	}
 }
 
 // get returns a copy of the instance for id.
 func (s *store) get(id types.UID) (Instance, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inst, ok := s.instances[id]
+	s.refresh()
+	inst, ok := s.lookup(id)
 	if !ok {
 		return Instance{}, false
 	}
@@ -98,7 +166,8 @@ func (s *store) get(id types.UID) (Instance, bool) {
 func (s *store) getOrCreate(id types.UID, make func(ip netip.Addr) Instance) (inst Instance, created bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if existing, ok := s.instances[id]; ok {
+	s.refresh()
+	if existing, ok := s.lookup(id); ok {
 		return *existing, false, nil
 	}
 	inst = make(s.nextIP)
@@ -117,7 +186,8 @@ func (s *store) getOrCreate(id types.UID, make func(ip netip.Addr) Instance) (in
 func (s *store) update(id types.UID, change func(*Instance)) (Instance, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inst, ok := s.instances[id]
+	s.refresh()
+	inst, ok := s.lookup(id)
 	if !ok {
 		return Instance{}, false, nil
 	}
@@ -134,13 +204,15 @@ func (s *store) update(id types.UID, change func(*Instance)) (Instance, bool, er
 func (s *store) delete(id types.UID) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.instances[id]; !ok {
+	s.refresh()
+	if _, ok := s.lookup(id); !ok {
 		return false, nil
 	}
 	if s.dir != "" {
 		if err := os.Remove(s.file(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return true, err
 		}
+		s.wrote()
 	}
 	delete(s.instances, id)
 	return true, nil
@@ -150,6 +222,7 @@ func (s *store) delete(id types.UID) (bool, error) {
 func (s *store) list() []Instance {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refresh()
 	out := make([]Instance, 0, len(s.instances))
 	for _, inst := range s.instances {
 		out = append(out, *inst)
@@ -178,5 +251,9 @@ func (s *store) persist(inst *Instance) error {
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return fmt.Errorf("saving sim instance: %w", err)
 	}
-	return os.Rename(tmp, s.file(inst.ID))
+	if err := os.Rename(tmp, s.file(inst.ID)); err != nil {
+		return fmt.Errorf("saving sim instance: %w", err)
+	}
+	s.wrote()
+	return nil
 }
