@@ -261,11 +261,14 @@ func describe(m *v1beta1.Machine, inst Instance) {
 	m.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
 }
 
-// nodeName is the Machine's name plus five characters of its UID, unique across namespaces.
+// nodeName is the Machine's name (cut to fit) plus five characters of its UID, unique across
+// namespaces. A kubelet registers under its hostname, which is also the value of its
+// kubernetes.io/hostname label: at most 63 characters, like a real host's.
 func nodeName(m *v1beta1.Machine) string {
+	const maxHostname, suffix = 63, 6 // "-" and five characters of the UID
 	name := m.Name
-	if len(name) > 240 {
-		name = name[:240]
+	if len(name) > maxHostname-suffix {
+		name = name[:maxHostname-suffix]
 	}
 	uid := strings.ReplaceAll(string(m.UID), "-", "")
 	if len(uid) > 5 {

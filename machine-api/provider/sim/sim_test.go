@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,5 +254,24 @@ func TestNodeRegistersReadyWithTheClassCapacity(t *testing.T) {
 	}
 	if !ready {
 		t.Errorf("the Node registered without Ready=True: %+v", node.Status.Conditions)
+	}
+}
+
+// TestALongNamedMachineGetsItsNode: a Machine name may hold 253 characters, a hostname (and the
+// kubernetes.io/hostname label a kubelet sets from it) 63; the Node still registers.
+func TestALongNamedMachineGetsItsNode(t *testing.T) {
+	c := startAPIServer(t)
+	p, err := sim.New(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WithClient(c)
+	m := newMachine(strings.Repeat("n", 253))
+	if err := p.Create(provider.WithMachineClass(context.Background(), nil), m); err != nil {
+		t.Fatal(err)
+	}
+	name := p.Instances()[0].NodeName
+	if err := c.Get(context.Background(), types.NamespacedName{Name: name}, &corev1.Node{}); err != nil {
+		t.Fatalf("the Node %q (%d characters) was not registered: %v", name, len(name), err)
 	}
 }
