@@ -61,7 +61,18 @@ func machineChanged(old, cur *v1beta1.Machine) bool {
 		!equality.Semantic.DeepEqual(old.Status.FailureMessage, cur.Status.FailureMessage) ||
 		!equality.Semantic.DeepEqual(
 			meta.FindStatusCondition(old.Status.Conditions, v1beta1.HealthCheckSucceededCondition),
-			meta.FindStatusCondition(cur.Status.Conditions, v1beta1.HealthCheckSucceededCondition))
+			meta.FindStatusCondition(cur.Status.Conditions, v1beta1.HealthCheckSucceededCondition)) ||
+		linkState(old) != linkState(cur)
+}
+
+// linkState is the part of the NodeLinked condition a verdict reads: the linker that sees the
+// Node says it was deleted, or that it is linked where this manager cannot see it.
+func linkState(m *v1beta1.Machine) string {
+	c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition)
+	if c == nil {
+		return ""
+	}
+	return string(c.Status) + "/" + c.Reason
 }
 
 // nodeHealthChanged passes Node creations and deletions, and updates that change a condition's
