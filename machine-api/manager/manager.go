@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -144,9 +143,9 @@ func cacheOptions(o Options, selector labels.Selector) cache.Options {
 		},
 	}
 	if o.Namespace != "" {
+		// Default namespaces apply to namespaced kinds only: Nodes stay cached cluster-wide (and
+		// controller-runtime refuses namespaces on a cluster-scoped kind).
 		opts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
-		// Nodes are cluster-scoped; they are cached whatever the namespace.
-		opts.ByObject[&corev1.Node{}] = cache.ByObject{Namespaces: map[string]cache.Config{cache.AllNamespaces: {}}}
 	}
 	return opts
 }
