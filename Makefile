@@ -54,6 +54,17 @@ test: controlplane ## Run every module's tests, with go.work and with GOWORK=off
 	done
 	@for m in $(DEV_MODULES); do echo "== test $$m"; (cd $$m && GOWORK=off go test $(GO_TEST_FLAGS) ./...); done
 
+# make test-faults: FAULTS_FOCUS runs the scenarios whose names match (a regexp), FAULTS_ARGS
+# passes suite flags (-keep-state, -known-bugs).
+FAULTS_FOCUS ?=
+FAULTS_ARGS ?=
+
+.PHONY: test-faults
+test-faults: controlplane build ## Fault matrix (docs/reliability.md): the real managers under API server restarts, crashes, provider errors, Node faults and bad input.
+	@cd hack/faults && GOWORK=off go test -timeout 50m -count=1 -v . -args -ginkgo.vv \
+		$(if $(FAULTS_FOCUS),-ginkgo.focus='$(FAULTS_FOCUS)') \
+		-root=$(ROOT) -bin-dir=$(ROOT)/bin -k8s-bin-dir=$(KUBEBUILDER_ASSETS) $(FAULTS_ARGS)
+
 ##@ Development
 
 .PHONY: generate
@@ -89,6 +100,8 @@ verify: generate docs ## Fail on stale generated files, gofmt, go vet, untidy go
 			|| { echo "$$m: fix the vet findings, or run 'cd $$m && GOWORK=off go mod tidy'"; exit 1; }; \
 	done
 	@for m in $(DEV_MODULES) machine-api/examples/provider hack/goreleaser hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
+	@echo "== vet + tidy hack/faults"
+	@cd hack/faults && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff
 	@echo "== dependency direction"
 	@cd hack/tools && GOWORK=off go run ./cmd/importcheck $(ROOT)
 
@@ -112,7 +125,7 @@ manifests: controlplane ## Render each module's installation (config/default) in
 
 .PHONY: tidy
 tidy: ## Run go mod tidy in every module.
-	@for m in $(MODULES) $(DEV_MODULES); do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) $(DEV_MODULES) hack/faults; do (cd $$m && GOWORK=off go mod tidy); done
 
 .PHONY: controlplane
 controlplane: ## Build kube-apiserver, kubectl and etcd from source into bin/k8s/ (only when missing or re-pinned).
