@@ -18,7 +18,9 @@ package nodelink
 
 // ConditionNodeLinked is the one condition nodelink writes on a machine. True means status.nodeRef
 // names an existing Node that carries the machine's metadata; False carries one of the reasons
-// below, each with a message that names the objects involved.
+// below, each with a message that names the objects involved; Unknown (ReasonNodesUnreachable)
+// means that whether a Node matches cannot be known, because the Node side's API server is out of
+// sight.
 const ConditionNodeLinked = "NodeLinked"
 
 // Reasons of the NodeLinked condition.
@@ -48,6 +50,19 @@ const (
 	// the machine or is linked to another existing machine: the IP was probably recycled, and the
 	// old Node must not be adopted. Set spec.providerID, or delete the stale Node.
 	ReasonIPMatchRefused = "IPMatchRefused"
+
+	// ReasonNodesUnreachable (Unknown): no Node matches the machine (which has a providerID or
+	// an InternalIP to match by) in the last state nodelink saw, and the Node side's API server (a
+	// workload cluster's) is not answering its probe, or answers again but the Node cache has not
+	// caught up with it yet: a Node that registered meanwhile cannot be seen, so whether the
+	// machine has one is unknown. Written instead of WaitingForNode, and replaced by Linked or
+	// WaitingForNode once the Node cache has caught up; health checks should not count the time
+	// spent here against a node startup timeout. It never applies to a linked machine (its last
+	// Node state is kept), nor to a linker whose Nodes are in the machines' own cluster. No event
+	// is emitted for it: the outage concerns the whole cluster and is reported once by whoever
+	// runs the linker (Linker.Reachability, Options.OnReachabilityChange), not once per waiting
+	// machine.
+	ReasonNodesUnreachable = "NodesUnreachable"
 
 	// ReasonNodeDeleted (False): the Node in status.nodeRef no longer exists. status.nodeRef is
 	// kept, so health checks can see "nodeRef set but Node gone"; a Node that re-registers with the

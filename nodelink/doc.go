@@ -63,11 +63,18 @@ limitations under the License.
 //   - Nodelink deletes nothing. While the Node side is unreachable its cache keeps the last state,
 //     so nothing is unlinked or reported deleted because of it; [Linker.Reachability] and
 //     [Options.OnReachabilityChange] tell the caller.
+//   - "No Node matches" is not claimed when it cannot be known: when the Nodes are behind another
+//     API server (a workload cluster) that does not answer, or answers again but the Node cache
+//     has not caught up with it, an unlinked machine is reported NodeLinked=Unknown with
+//     [ReasonNodesUnreachable] instead of WaitingForNode (sight.go), so that a health check does
+//     not count the outage against its node startup timeout.
 //
 // # Requeues
 //
 // None on a timer: every decision depends only on cached objects and is re-evaluated on the Node
-// and machine events that can change it (watch.go maps each event to the few machines concerned).
+// and machine events that can change it (watch.go maps each event to the few machines concerned),
+// and, for Nodes behind another API server, on a change of whether they can be seen (the
+// reachability probe feeds a channel source; sight.go enqueues the machines waiting for a Node).
 // Transient errors are returned and retried with the controller's exponential backoff. An
 // optimistic-lock conflict on a Node is not retried: every Node change brings its machines back
 // once the cache shows it. A conflict on a machine's status (another controller wrote it) is

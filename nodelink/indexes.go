@@ -37,6 +37,10 @@ const (
 	indexMachineProviderID = "nodelink.machineapi.dev/machine.spec.providerID"
 	indexMachineInternalIP = "nodelink.machineapi.dev/machine.status.addresses.internalIP"
 	indexMachineNodeName   = "nodelink.machineapi.dev/machine.status.nodeRef.name"
+	// indexMachineLinkReason: the NodeLinked reason of machines waiting for a Node
+	// (WaitingForNode or NodesUnreachable), the ones a change of the Node side's reachability
+	// concerns. Other reasons are not indexed.
+	indexMachineLinkReason = "nodelink.machineapi.dev/machine.status.conditions.NodeLinked.reason"
 	indexNodeProviderID    = "nodelink.machineapi.dev/node.spec.providerID"
 	indexNodeInternalIP    = "nodelink.machineapi.dev/node.status.addresses.internalIP"
 	// indexNodeMachinePrefix + annotation prefix: the namespace/name of the machine a Node's
@@ -63,6 +67,12 @@ func indexMachines[M client.Object](ctx context.Context, indexer client.FieldInd
 		indexMachineNodeName: typed(func(m M) []string {
 			if ref := a.NodeRef(m); ref != nil {
 				return nonEmpty(ref.Name)
+			}
+			return nil
+		}),
+		indexMachineLinkReason: typed(func(m M) []string {
+			if c := a.LinkCondition(m); c != nil && (c.Reason == ReasonWaitingForNode || c.Reason == ReasonNodesUnreachable) {
+				return []string{c.Reason}
 			}
 			return nil
 		}),
@@ -216,10 +226,11 @@ func (l cacheLookup[M]) MachineExists(key types.NamespacedName) (bool, error) {
 	return l.r.machineExists(l.ctx, key)
 }
 
-// listMachines returns the machines whose index has value, from the machine cache.
-func (r *reconciler[M]) listMachines(ctx context.Context, index, value string) ([]M, error) {
+// listMachines returns the machines whose index has value, from the machine cache, narrowed by
+// opts (a namespace, a label selector).
+func (r *reconciler[M]) listMachines(ctx context.Context, index, value string, opts ...client.ListOption) ([]M, error) {
 	list := r.adapter.NewList()
-	if err := r.machines.GetCache().List(ctx, list, client.MatchingFields{index: value}); err != nil {
+	if err := r.machines.GetCache().List(ctx, list, append([]client.ListOption{client.MatchingFields{index: value}}, opts...)...); err != nil {
 		return nil, fmt.Errorf("listing machines by %s=%s: %w", index, value, err)
 	}
 	objs, err := meta.ExtractList(list)

@@ -67,7 +67,9 @@ func Setup[M client.Object](ctx context.Context, mgr manager.Manager, nodes clus
 
 // NewLinker builds a linker for the machines of the machines cluster (typically the manager) and
 // the Nodes of the nodes cluster, and registers its field indexes on both caches. It does not
-// start nodes: the caller runs it (or nodes is the manager). Run the linker with Start.
+// start nodes: the caller runs it (or nodes is the manager). Run the linker with Start. When
+// nodes is another API server than machines', unlinked machines are reported
+// NodeLinked=Unknown/NodesUnreachable while it is out of sight (see NewRemoteLinker).
 func NewLinker[M client.Object](ctx context.Context, machines, nodes cluster.Cluster, adapter Adapter[M], opts Options) (*Linker[M], error) {
 	return newLinker(ctx, machines, nodes, nil, adapter, opts)
 }
@@ -77,7 +79,9 @@ func NewLinker[M client.Object](ctx context.Context, machines, nodes cluster.Clu
 // cache it creates (Nodes only, without managed fields and image lists): Start starts it and
 // stops it when its context is cancelled. Use Options.Selector to restrict the linker to that
 // cluster's machines, and Options.OnReachabilityChange or Reachability to learn when its API
-// server is unreachable. A controller that runs one linker per Cluster object does, when the
+// server is unreachable; meanwhile, and until its Node cache has caught up after it answers
+// again, the machines no Node matches are reported NodeLinked=Unknown/NodesUnreachable. A
+// controller that runs one linker per Cluster object does, when the
 // Cluster gets a kubeconfig:
 //
 //	l, err := nodelink.NewRemoteLinker(ctx, mgr, workloadConfig, adapter, nodelink.Options{
@@ -156,11 +160,19 @@ func newLinker[M client.Object](ctx context.Context, machines, nodes, owned clus
 	if err != nil {
 		return nil, fmt.Errorf("creating the Node-side reachability probe: %w", err)
 	}
+	probe := newProber(disc.RESTClient(), opts)
+	if nodes.GetConfig().Host != machines.GetConfig().Host {
+		// With one API server for both, a reconcile that reads and writes machines proves that
+		// it answers: only Nodes behind another one can be out of sight (sight.go).
+		if err := r.watchSight(c, nodes, probe); err != nil {
+			return nil, err
+		}
+	}
 	return &Linker[M]{
 		r:          r,
 		ctrl:       c,
 		ownedNodes: owned,
-		probe:      newProber(disc.RESTClient(), opts),
+		probe:      probe,
 	}, nil
 }
 

@@ -84,8 +84,9 @@ type Options struct {
 	// the real clock.
 	Clock clock.Clock
 
-	// ProbeInterval is how often the Node side's API server is probed (GET /readyz). Defaults to
-	// DefaultProbeInterval.
+	// ProbeInterval is how often the Node side's API server is probed (GET /readyz). After an
+	// outage of a Node side behind another API server, it also paces the check that the Node
+	// cache has caught up (see ReasonNodesUnreachable). Defaults to DefaultProbeInterval.
 	ProbeInterval time.Duration
 
 	// OnReachabilityChange, when set, is called after the first probe and every time the Node

@@ -46,7 +46,10 @@ type prober struct {
 	clock    clock.Clock
 	interval time.Duration
 	onChange func(Reachability)
-	log      logr.Logger
+	// afterProbe, when set, is called with the state after every probe, changed or not (the
+	// linker's nodeSight uses it to pace its catch-up check).
+	afterProbe func(context.Context, Reachability)
+	log        logr.Logger
 
 	mu    sync.Mutex
 	state Reachability
@@ -86,16 +89,18 @@ func (p *prober) probeOnce(ctx context.Context) {
 	}
 	state := p.state
 	p.mu.Unlock()
-	if !changed {
-		return
+	if changed {
+		if err != nil {
+			p.log.Info("Node-side API server unreachable: linking pauses, nothing is unlinked", "error", err.Error())
+		} else if !first {
+			p.log.Info("Node-side API server reachable again")
+		}
+		if p.onChange != nil {
+			p.onChange(state)
+		}
 	}
-	if err != nil {
-		p.log.Info("Node-side API server unreachable: linking pauses, nothing is unlinked", "error", err.Error())
-	} else if !first {
-		p.log.Info("Node-side API server reachable again")
-	}
-	if p.onChange != nil {
-		p.onChange(state)
+	if p.afterProbe != nil {
+		p.afterProbe(ctx, state)
 	}
 }
 

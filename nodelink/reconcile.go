@@ -42,6 +42,8 @@ type reconciler[M client.Object] struct {
 	recorder  events.EventRecorder
 	// written lets reconciles read nodelink's own writes before the caches show them.
 	written recentWrites
+	// sight tells whether the Nodes can be seen; nil when they are in the machines' own cluster.
+	sight *nodeSight
 }
 
 // scope is what one reconcile learned about its machine.
@@ -101,11 +103,18 @@ func (r *reconciler[M]) handles(m client.Object) bool {
 	return r.opts.Selector.Matches(labels.Set(m.GetLabels()))
 }
 
-// decide finds the machine's Node through the indexes (see matching.go).
+// decide finds the machine's Node through the indexes (see matching.go). When none matches while
+// the Nodes cannot be seen (sight.go), the machine is reported NodesUnreachable instead of waiting,
+// unless it has nothing a Node could be matched by yet anyway.
 func (r *reconciler[M]) decide(ctx context.Context, s *scope[M]) error {
 	d, err := decide(s.view, cacheLookup[M]{ctx: ctx, r: r})
 	if err != nil {
 		return fmt.Errorf("matching machine %s to a Node: %w", s.view.Key, err)
+	}
+	if d.Reason == ReasonWaitingForNode && !unmatchable(s.view) {
+		if msg, unseen := r.sight.unseen(); unseen {
+			d = decision{Reason: ReasonNodesUnreachable, Message: msg}
+		}
 	}
 	s.decision = d
 	if d.Node == nil {

@@ -32,8 +32,11 @@ func linkCondition(d decision, prev *metav1.Condition, generation int64, now met
 		ObservedGeneration: generation,
 		LastTransitionTime: now,
 	}
-	if d.Node != nil {
+	switch {
+	case d.Node != nil:
 		c.Status = metav1.ConditionTrue
+	case d.Reason == ReasonNodesUnreachable:
+		c.Status = metav1.ConditionUnknown
 	}
 	if prev != nil && prev.Status == c.Status && !prev.LastTransitionTime.IsZero() {
 		c.LastTransitionTime = prev.LastTransitionTime
@@ -53,6 +56,9 @@ func nodeRefFor(d decision, prev *NodeRef) *NodeRef {
 // eventFor returns the type of the event to emit when a machine's NodeLinked reason changes from
 // prevReason to d.Reason, and "" when none is due. Only what a user must act on is a Warning;
 // the expected states (waiting, linked) emit nothing, so a large scale-up costs no event writes.
+// NodesUnreachable is a wait too, and emits nothing either way: an outage of the Node side's API
+// server would otherwise cost one event per waiting machine just when that cluster is in trouble,
+// and its owner reports it once (see ReasonNodesUnreachable).
 func eventFor(d decision, prevReason string) string {
 	if d.Reason == prevReason && !d.Relinked {
 		return ""
@@ -62,7 +68,7 @@ func eventFor(d decision, prevReason string) string {
 		ReasonIPMatchRefused, ReasonNodeDeleted:
 		return corev1.EventTypeWarning
 	case ReasonLinked:
-		if d.Relinked || prevReason != "" && prevReason != ReasonWaitingForNode {
+		if d.Relinked || prevReason != "" && prevReason != ReasonWaitingForNode && prevReason != ReasonNodesUnreachable {
 			return corev1.EventTypeNormal
 		}
 	}

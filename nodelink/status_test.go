@@ -53,6 +53,26 @@ func TestLinkCondition(t *testing.T) {
 			prev:   &metav1.Condition{Status: metav1.ConditionTrue, Reason: ReasonLinked, LastTransitionTime: before},
 			status: metav1.ConditionFalse, changeAt: now,
 		},
+		"Nodes out of sight while waiting: Unknown, the transition time moves": {
+			d:      decision{Reason: ReasonNodesUnreachable, Message: "the Node side's API server has not answered"},
+			prev:   &metav1.Condition{Status: metav1.ConditionFalse, Reason: ReasonWaitingForNode, LastTransitionTime: before},
+			status: metav1.ConditionUnknown, changeAt: now,
+		},
+		"Nodes still out of sight: the transition time stays": {
+			d:      decision{Reason: ReasonNodesUnreachable, Message: "the Node side's API server has not answered"},
+			prev:   &metav1.Condition{Status: metav1.ConditionUnknown, Reason: ReasonNodesUnreachable, LastTransitionTime: before},
+			status: metav1.ConditionUnknown, changeAt: before,
+		},
+		"Nodes in sight again, still none: False, the transition time moves": {
+			d:      decision{Reason: ReasonWaitingForNode},
+			prev:   &metav1.Condition{Status: metav1.ConditionUnknown, Reason: ReasonNodesUnreachable, LastTransitionTime: before},
+			status: metav1.ConditionFalse, changeAt: now,
+		},
+		"Nodes in sight again, with one: linked": {
+			d:      decision{Node: n1, Reason: ReasonLinked},
+			prev:   &metav1.Condition{Status: metav1.ConditionUnknown, Reason: ReasonNodesUnreachable, LastTransitionTime: before},
+			status: metav1.ConditionTrue, changeAt: now,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -81,17 +101,21 @@ func TestEventFor(t *testing.T) {
 		prevReason string
 		want       string
 	}{
-		"first link from waiting: no event":   {decision{Reason: ReasonLinked}, ReasonWaitingForNode, ""},
-		"first link of a new machine":         {decision{Reason: ReasonLinked}, "", ""},
-		"waiting: no event":                   {decision{Reason: ReasonWaitingForNode}, "", ""},
-		"conflict appears":                    {decision{Reason: ReasonMultipleMachinesMatch}, ReasonWaitingForNode, corev1.EventTypeWarning},
-		"conflict persists: no repeat":        {decision{Reason: ReasonMultipleMachinesMatch}, ReasonMultipleMachinesMatch, ""},
-		"conflict resolved":                   {decision{Reason: ReasonLinked}, ReasonMultipleMachinesMatch, corev1.EventTypeNormal},
-		"Node deleted":                        {decision{Reason: ReasonNodeDeleted}, ReasonLinked, corev1.EventTypeWarning},
-		"re-registered Node linked again":     {decision{Reason: ReasonLinked, Relinked: true}, ReasonLinked, corev1.EventTypeNormal},
-		"IP match refused":                    {decision{Reason: ReasonIPMatchRefused}, "", corev1.EventTypeWarning},
-		"Node linked to another machine":      {decision{Reason: ReasonNodeLinkedToOtherMachine}, "", corev1.EventTypeWarning},
-		"more than one Node, first reconcile": {decision{Reason: ReasonMultipleNodesMatch}, "", corev1.EventTypeWarning},
+		"first link from waiting: no event":        {decision{Reason: ReasonLinked}, ReasonWaitingForNode, ""},
+		"first link of a new machine":              {decision{Reason: ReasonLinked}, "", ""},
+		"waiting: no event":                        {decision{Reason: ReasonWaitingForNode}, "", ""},
+		"conflict appears":                         {decision{Reason: ReasonMultipleMachinesMatch}, ReasonWaitingForNode, corev1.EventTypeWarning},
+		"conflict persists: no repeat":             {decision{Reason: ReasonMultipleMachinesMatch}, ReasonMultipleMachinesMatch, ""},
+		"conflict resolved":                        {decision{Reason: ReasonLinked}, ReasonMultipleMachinesMatch, corev1.EventTypeNormal},
+		"Node deleted":                             {decision{Reason: ReasonNodeDeleted}, ReasonLinked, corev1.EventTypeWarning},
+		"re-registered Node linked again":          {decision{Reason: ReasonLinked, Relinked: true}, ReasonLinked, corev1.EventTypeNormal},
+		"IP match refused":                         {decision{Reason: ReasonIPMatchRefused}, "", corev1.EventTypeWarning},
+		"Node linked to another machine":           {decision{Reason: ReasonNodeLinkedToOtherMachine}, "", corev1.EventTypeWarning},
+		"more than one Node, first reconcile":      {decision{Reason: ReasonMultipleNodesMatch}, "", corev1.EventTypeWarning},
+		"Nodes out of sight: no event per machine": {decision{Reason: ReasonNodesUnreachable}, ReasonWaitingForNode, ""},
+		"new machine while Nodes are out of sight": {decision{Reason: ReasonNodesUnreachable}, "", ""},
+		"Nodes in sight again, none yet: no event": {decision{Reason: ReasonWaitingForNode}, ReasonNodesUnreachable, ""},
+		"Nodes in sight again, linked: no event":   {decision{Reason: ReasonLinked}, ReasonNodesUnreachable, ""},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -119,6 +119,35 @@ func TestUnstructuredAdapterWrites(t *testing.T) {
 	}
 }
 
+// TestUnstructuredAdapterWritesUnknown: the standalone binary's adapter writes NodesUnreachable as
+// status "Unknown" in the CRD's own condition list, and its transition time moves with the status
+// only, like the typed adapters' meta.SetStatusCondition.
+func TestUnstructuredAdapterWritesUnknown(t *testing.T) {
+	a, err := NewUnstructuredAdapter(capiMachineGVK, capiPaths())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := capiMachine()
+	t1 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	set := func(status metav1.ConditionStatus, reason string, at time.Time) map[string]any {
+		a.SetLinkCondition(m, metav1.Condition{Type: ConditionNodeLinked, Status: status, Reason: reason, Message: reason + " message", LastTransitionTime: metav1.NewTime(at)})
+		conds, _, _ := unstructured.NestedSlice(m.Object, "status", "conditions")
+		return conds[len(conds)-1].(map[string]any)
+	}
+	set(metav1.ConditionFalse, ReasonWaitingForNode, t1)
+	want := map[string]any{"type": ConditionNodeLinked, "status": "Unknown", "reason": ReasonNodesUnreachable,
+		"message": ReasonNodesUnreachable + " message", "lastTransitionTime": "2026-01-02T04:00:00Z"}
+	if got := set(metav1.ConditionUnknown, ReasonNodesUnreachable, t1.Add(time.Hour)); !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("NodeLinked = %v, want %v", got, want)
+	}
+	if got := set(metav1.ConditionUnknown, ReasonNodesUnreachable, t1.Add(2*time.Hour)); got["lastTransitionTime"] != want["lastTransitionTime"] {
+		t.Errorf("lastTransitionTime moved to %v while the status stayed Unknown", got["lastTransitionTime"])
+	}
+	if got := a.LinkCondition(m); got == nil || got.Status != metav1.ConditionUnknown || got.Reason != ReasonNodesUnreachable {
+		t.Errorf("LinkCondition() = %+v, want Unknown/%s", got, ReasonNodesUnreachable)
+	}
+}
+
 func TestUnstructuredNodeRefFields(t *testing.T) {
 	paths := capiPaths()
 	paths.NodeRefFields = []string{"name"} // like Cluster API v1beta2's MachineNodeReference

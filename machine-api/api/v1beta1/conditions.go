@@ -7,7 +7,9 @@ const (
 	ReadyCondition = "Ready"
 	// InstanceProvisionedCondition: the provider's instance exists (machine controller).
 	InstanceProvisionedCondition = "InstanceProvisioned"
-	// NodeLinkedCondition: the Machine is linked to its Node (node linker).
+	// NodeLinkedCondition: the Machine is linked to its Node (node linker). Unknown, with reason
+	// NodesUnreachable, while no Node is linked and the linker cannot see the Nodes (the API
+	// server of the workload cluster holding them is unreachable).
 	NodeLinkedCondition = "NodeLinked"
 	// DrainedCondition: the Node has been drained, or draining was skipped (machine controller,
 	// during deletion). Its reason says which step deletion is on.

@@ -19,8 +19,11 @@ const (
 	ReasonNodeNotFound   = "NodeNotFound"
 	// ReasonNodeInOtherCluster: the Node lives in a workload cluster this manager cannot see.
 	ReasonNodeInOtherCluster = "NodeInOtherCluster"
-	ReasonFailed             = "Failed"
-	ReasonDeleting           = "Deleting"
+	// ReasonNodesUnreachable (Ready=Unknown): no Node is linked, and the node linker reports that
+	// it cannot see the Nodes (NodeLinked=Unknown/NodesUnreachable), so one may have registered.
+	ReasonNodesUnreachable = "NodesUnreachable"
+	ReasonFailed           = "Failed"
+	ReasonDeleting         = "Deleting"
 
 	// Deleting reasons: the step deletion waits on.
 	ReasonWaitingForPreDrainHooks     = "WaitingForPreDrainHooks"

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"machineapi.dev/nodelink"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
@@ -106,6 +108,12 @@ func setReady(st *v1beta1.MachineStatus, s *scope, failed bool, gen int64) {
 		c.Reason, c.Message = ReasonDeleting, "the machine is being deleted"
 	case failed:
 		c.Reason, c.Message = ReasonFailed, "the machine failed: "+ptr.Deref(st.FailureMessage, "")
+	case st.NodeRef == nil && nodesUnreachable(st):
+		// The node linker cannot see the Nodes (a workload cluster's API server is unreachable):
+		// the Node may have registered and be Ready there.
+		link := meta.FindStatusCondition(st.Conditions, v1beta1.NodeLinkedCondition)
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonNodesUnreachable
+		c.Message = "no Node linked yet, and the node linker cannot see the Nodes (" + link.Type + ": " + link.Message + ")"
 	case st.NodeRef == nil:
 		c.Reason, c.Message = ReasonWaitingForNode, "waiting for the instance's Node to register and be linked"
 	case s.nodeMissing:
@@ -127,6 +135,13 @@ func setReady(st *v1beta1.MachineStatus, s *scope, failed bool, gen int64) {
 		}
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+// nodesUnreachable reports whether the node linker says it cannot see the Nodes, so whether the
+// Machine has one is unknown (NodeLinked=Unknown/NodesUnreachable).
+func nodesUnreachable(st *v1beta1.MachineStatus) bool {
+	c := meta.FindStatusCondition(st.Conditions, v1beta1.NodeLinkedCondition)
+	return c != nil && c.Status == metav1.ConditionUnknown && c.Reason == nodelink.ReasonNodesUnreachable
 }
 
 func setDeletion(st *v1beta1.MachineStatus, s *scope, gen int64) {

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"machineapi.dev/nodelink"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
@@ -55,6 +57,21 @@ func TestComputeStatus(t *testing.T) {
 			machine: v1beta1.Machine{Status: v1beta1.MachineStatus{Phase: v1beta1.MachinePhaseProvisioning}},
 			scope:   scope{observed: &v1beta1.Machine{Spec: v1beta1.MachineSpec{ProviderID: "sim:///a"}}},
 			phase:   v1beta1.MachinePhaseProvisioned, instance: "True/InstanceExists", ready: "False/WaitingForNode",
+		},
+		"no Node while the node linker cannot see the Nodes: Provisioned, readiness Unknown": {
+			machine: v1beta1.Machine{Spec: v1beta1.MachineSpec{ProviderID: "sim:///a"}, Status: v1beta1.MachineStatus{
+				Phase: v1beta1.MachinePhaseProvisioned,
+				Conditions: []metav1.Condition{{Type: v1beta1.NodeLinkedCondition, Status: metav1.ConditionUnknown, Reason: nodelink.ReasonNodesUnreachable,
+					Message: "the Node side's API server https://workload:6443 has not answered since 2026-11-30T11:00:00Z (connection refused)"}},
+			}},
+			phase: v1beta1.MachinePhaseProvisioned, ready: "Unknown/NodesUnreachable", message: "(NodeLinked: the Node side's API server https://workload:6443 has not answered",
+		},
+		"no Node and the node linker sees none: waiting for it": {
+			machine: v1beta1.Machine{Spec: v1beta1.MachineSpec{ProviderID: "sim:///a"}, Status: v1beta1.MachineStatus{
+				Phase:      v1beta1.MachinePhaseProvisioned,
+				Conditions: []metav1.Condition{{Type: v1beta1.NodeLinkedCondition, Status: metav1.ConditionFalse, Reason: nodelink.ReasonWaitingForNode}},
+			}},
+			phase: v1beta1.MachinePhaseProvisioned, ready: "False/WaitingForNode",
 		},
 		"a linked Ready Node makes it Running": {
 			machine: v1beta1.Machine{Spec: v1beta1.MachineSpec{ProviderID: "sim:///a"}, Status: v1beta1.MachineStatus{Phase: v1beta1.MachinePhaseProvisioned, NodeRef: linked}},

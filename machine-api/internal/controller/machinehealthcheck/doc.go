@@ -10,11 +10,16 @@
 // status.provisionedTime, which never resets (since creation before it is provisioned); or one of
 // spec.unhealthyConditions has held on its Node for timeoutSeconds since the condition's
 // lastTransitionTime. A Machine with a Node passing every rule is healthy; one without a Node
-// within the timeout is waiting. Machines being deleted are never remediated again: those this
-// controller deleted (marked HealthCheckSucceeded=False/Remediating before the delete, and
-// remembered in memory until the cache shows the deletion) and those with a live external request
-// count as remediations in flight, and as unhealthy; Machines deleted by anyone else count as
-// neither healthy nor unhealthy.
+// within the timeout is waiting, and so is one whose node linker reports that it cannot see the
+// Nodes (NodeLinked=Unknown/NodesUnreachable: the API server of the workload cluster holding its
+// Node is unreachable, so the Node may have registered there): nodeStartupTimeoutSeconds is not
+// applied to it until the linker sees the Nodes again, and from then on it counts from
+// provisioning as usual (Cluster API does not remediate what it cannot see either). Machines
+// being deleted are never remediated again: those this controller deleted (marked
+// HealthCheckSucceeded=False/Remediating before the delete, and remembered in memory until the
+// cache shows the deletion) and those with a live external request count as remediations in
+// flight, and as unhealthy; Machines deleted by anyone else count as neither healthy nor
+// unhealthy.
 //
 // # Limits
 //

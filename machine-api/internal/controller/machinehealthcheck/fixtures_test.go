@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"machineapi.dev/nodelink"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
@@ -89,6 +91,16 @@ func linkCondition(status metav1.ConditionStatus, reason string) func(*target) {
 		t.machine.Status.Conditions = append(t.machine.Status.Conditions,
 			metav1.Condition{Type: v1beta1.NodeLinkedCondition, Status: status, Reason: reason})
 	}
+}
+
+// nodesOutOfSight sets the NodeLinked condition a remote node linker writes on a Machine without a
+// Node while its workload cluster's API server is unreachable.
+func nodesOutOfSight(t *target) {
+	t.machine.Status.Conditions = append(t.machine.Status.Conditions, metav1.Condition{
+		Type: v1beta1.NodeLinkedCondition, Status: metav1.ConditionUnknown, Reason: nodelink.ReasonNodesUnreachable,
+		Message: "the Node side's API server https://workload:6443 has not answered since 2026-05-04T11:50:00Z (connection refused): " +
+			"a Node that registered meanwhile cannot be seen; waiting for it to answer",
+	})
 }
 
 func failed(t *target) {

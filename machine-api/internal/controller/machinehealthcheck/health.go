@@ -121,7 +121,16 @@ func judge(t *target, r *rules, now time.Time) health {
 	return nodeConditions(t.node, r, now)
 }
 
+// waitForNode judges a Machine without a Node: waiting until nodeStartupTimeoutSeconds after
+// provisioning (creation before it), unhealthy after. The timeout is not applied while the node
+// linker reports that it cannot see the Nodes (a workload cluster's API server is unreachable):
+// the Node may well have registered there. No recheck is due then: the linker's condition change
+// brings the Machine back (machineChanged), and the usual deadline applies from then on.
 func waitForNode(m *v1beta1.Machine, r *rules, now time.Time) health {
+	if link := nodesUnreachable(m); link != nil {
+		return health{state: stateWaiting, message: fmt.Sprintf(
+			"its Nodes' API server is unreachable (%s: %s): nodeStartupTimeoutSeconds is not applied until it answers", link.Type, link.Message)}
+	}
 	if r.startupTimeout == 0 {
 		return health{state: stateWaiting, message: "waiting for a Node (nodeStartupTimeoutSeconds is 0: no deadline)"}
 	}
@@ -139,6 +148,20 @@ func waitForNode(m *v1beta1.Machine, r *rules, now time.Time) health {
 		message: fmt.Sprintf("waiting for a Node; remediated if none by %s (%s after %s)", deadline.UTC().Format(time.RFC3339), r.startupTimeout, since),
 		recheck: deadline.Sub(now),
 	}
+}
+
+// nodesUnreachable returns the Machine's NodeLinked condition when it says that no Node could be
+// seen for it (Unknown/NodesUnreachable, only ever written while the Machine has no nodeRef), and
+// nil otherwise.
+func nodesUnreachable(m *v1beta1.Machine) *metav1.Condition {
+	if m.Status.NodeRef != nil {
+		return nil
+	}
+	c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition)
+	if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != nodelink.ReasonNodesUnreachable {
+		return nil
+	}
+	return c
 }
 
 // nodeConditions fails the Node when one of the rules' conditions has held for its timeout; it

@@ -79,6 +79,23 @@ func TestCheck(t *testing.T) {
 			target: healthyTarget("a", notProvisionedCreatedAgo(700*time.Second)), state: stateUnhealthy, cause: CauseNodeStartupTimeout,
 			message: "after creation",
 		},
+		"no Node past the startup timeout while its Nodes' API server is unreachable is waiting, with no timer": {
+			target: healthyTarget("a", noNodeProvisionedAgo(601*time.Second), nodesOutOfSight), state: stateWaiting,
+			message: "its Nodes' API server is unreachable (NodeLinked: the Node side's API server https://workload:6443 has not answered since " +
+				"2026-05-04T11:50:00Z (connection refused): a Node that registered meanwhile cannot be seen; waiting for it to answer): " +
+				"nodeStartupTimeoutSeconds is not applied until it answers",
+		},
+		"no Node within the startup timeout while its Nodes' API server is unreachable needs no timer either": {
+			target: healthyTarget("a", noNodeProvisionedAgo(time.Second), nodesOutOfSight), state: stateWaiting,
+		},
+		"no Node past the startup timeout once the linker sees the Nodes again is unhealthy": {
+			target: healthyTarget("a", noNodeProvisionedAgo(601*time.Second), linkCondition(metav1.ConditionFalse, "WaitingForNode")),
+			state:  stateUnhealthy, cause: CauseNodeStartupTimeout, message: "after provisioning",
+		},
+		"only the linker's NodesUnreachable stops the startup clock, not any Unknown link": {
+			target: healthyTarget("a", noNodeProvisionedAgo(601*time.Second), linkCondition(metav1.ConditionUnknown, "SomethingElse")),
+			state:  stateUnhealthy, cause: CauseNodeStartupTimeout,
+		},
 		"a startup timeout of 0 waits for the Node forever": {
 			target: healthyTarget("a", noNodeProvisionedAgo(240*time.Hour)), rules: &rules{conditions: r.conditions},
 			state: stateWaiting,

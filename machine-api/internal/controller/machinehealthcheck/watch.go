@@ -66,7 +66,8 @@ func machineChanged(old, cur *v1beta1.Machine) bool {
 }
 
 // linkState is the part of the NodeLinked condition a verdict reads: the linker that sees the
-// Node says it was deleted, or that it is linked where this manager cannot see it.
+// Node says it was deleted, or that it is linked where this manager cannot see it, or that it
+// cannot see the Nodes (NodesUnreachable: the startup timeout is not applied meanwhile).
 func linkState(m *v1beta1.Machine) string {
 	c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition)
 	if c == nil {

@@ -19,6 +19,7 @@ func TestMachineChanged(t *testing.T) {
 		}
 	}
 	tests := map[string]struct {
+		from   func(*v1beta1.Machine) // the NodeLinked condition before; Linked when nil
 		change func(*v1beta1.Machine)
 		want   bool
 	}{
@@ -29,11 +30,23 @@ func TestMachineChanged(t *testing.T) {
 		"NodeLinked message only": {change: func(m *v1beta1.Machine) {
 			m.Status.Conditions[0].Message = "another message"
 		}, want: false},
+		"the linker lost sight of the Nodes (workload API unreachable)": {
+			from:   withLink(metav1.ConditionFalse, nodelink.ReasonWaitingForNode),
+			change: withLink(metav1.ConditionUnknown, nodelink.ReasonNodesUnreachable), want: true,
+		},
+		"the linker sees the Nodes again, still none for the Machine": {
+			from:   withLink(metav1.ConditionUnknown, nodelink.ReasonNodesUnreachable),
+			change: withLink(metav1.ConditionFalse, nodelink.ReasonWaitingForNode), want: true,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			old := &v1beta1.Machine{}
-			withLink(metav1.ConditionTrue, nodelink.ReasonLinked)(old)
+			from := tc.from
+			if from == nil {
+				from = withLink(metav1.ConditionTrue, nodelink.ReasonLinked)
+			}
+			from(old)
 			cur := old.DeepCopy()
 			tc.change(cur)
 			if got := machineChanged(old, cur); got != tc.want {
