@@ -14,7 +14,8 @@ import (
 )
 
 // Instance is what the simulated provider keeps per instance in --sim-state-dir (one JSON file
-// per Machine UID); the fields the invariants read.
+// per Machine UID); the fields the invariants read. It mirrors sim.Instance rather than importing
+// it: the sim package would pull the drain module's kubectl dependencies into this module.
 type Instance struct {
 	ID          types.UID `json:"id"`
 	Namespace   string    `json:"namespace"`
