@@ -9,6 +9,7 @@ require (
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
+	machineapi.dev/drain v0.1.0
 	machineapi.dev/machine-api v0.1.0
 	machineapi.dev/nodelink v0.1.0
 	sigs.k8s.io/controller-runtime v0.25.2
@@ -83,7 +84,6 @@ require (
 	k8s.io/cli-runtime v0.37.2 // indirect
 	k8s.io/component-base v0.37.2 // indirect
 	k8s.io/kubectl v0.37.2 // indirect
-	machineapi.dev/drain v0.1.0 // indirect
 	sigs.k8s.io/kustomize/api v0.21.1 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
 )

@@ -1,5 +1,5 @@
-// Package manager builds the cluster-manager: the Cluster controller and its remote node linkers
-// around a cluster provider. A cluster provider's main.go needs only:
+// Package manager builds the cluster-manager: the Cluster controller, its remote node linkers and
+// the remote drain controller around a cluster provider. A cluster provider's main.go needs only:
 //
 //	func main() {
 //		opts := manager.DefaultOptions()
@@ -18,5 +18,7 @@
 // Machines of the MachineDeployments the Cluster controller renders. For Clusters with a
 // kubeconfigSecretRef, the cluster-manager links their Machines (labelled remote-nodes=true) to
 // the workload cluster's Nodes; the machine-manager's own node linker must then skip those
-// Machines.
+// Machines. It also holds each such Machine with a preDrain hook and, when the Machine is
+// deleted, drains its Node in the workload cluster before removing the hook (package
+// internal/controller/remotedrain), since the machine-manager cannot reach that Node.
 package manager

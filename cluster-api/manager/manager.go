@@ -20,10 +20,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"machineapi.dev/drain"
+
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
 	"machineapi.dev/cluster-api/internal/controller/cluster"
+	"machineapi.dev/cluster-api/internal/controller/remotedrain"
 	"machineapi.dev/cluster-api/internal/remotelink"
 	"machineapi.dev/cluster-api/provider"
 )
@@ -55,7 +58,8 @@ func Run(ctx context.Context, p provider.Provider, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// New builds a manager running the Cluster controller around cluster provider p. Start it with
+// New builds a manager running the Cluster controller around cluster provider p, and the remote
+// drain controller. Start it with
 // mgr.Start.
 func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) (ctrl.Manager, error) {
 	if p == nil {
@@ -111,6 +115,21 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the cluster controller: %w", err)
+	}
+	// The remote drain controller drains, in their workload cluster, the Nodes of deleting
+	// remote-nodes Machines, with machine-manager's drain defaults (emptyDir pods are evicted,
+	// each pod keeps its own grace period).
+	d := &remotedrain.Reconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("remotedrain-controller"),
+		Clock:         o.Clock,
+		Drain:         drain.Options{DeleteEmptyDirData: true, Clock: o.Clock},
+		WorkloadQPS:   o.WorkloadQPS,
+		WorkloadBurst: o.WorkloadBurst,
+	}
+	if err := d.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the remote drain controller: %w", err)
 	}
 	return mgr, nil
 }

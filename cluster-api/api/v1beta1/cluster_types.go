@@ -27,6 +27,16 @@ const (
 
 	// ClusterFinalizer keeps a Cluster until its machines and infrastructure are gone.
 	ClusterFinalizer = Prefix + "cluster"
+
+	// DrainHookName is the preDrain lifecycle hook (spec.lifecycleHooks.preDrain) the
+	// cluster-manager puts on every Machine that carries ClusterNameLabel and RemoteNodesLabel=true
+	// and is not being deleted. It holds the Machine's deletion until the cluster-manager has
+	// drained the Machine's Node in the workload cluster, which machine-manager cannot reach; the
+	// cluster-manager then removes it. Removing it by hand lets deletion go on without that drain.
+	DrainHookName = "drain-workload-node"
+
+	// DrainHookOwner is the owner of the DrainHookName hook.
+	DrainHookOwner = "cluster-manager"
 )
 
 // APIEndpoint is where a cluster's API server listens.

@@ -25,3 +25,14 @@ const (
 	// step deletion waits on and its message what it waits for.
 	DeletingCondition = "Deleting"
 )
+
+// Condition types the cluster-manager writes on Machines (of machine.machineapi.dev), with its own
+// server-side apply field manager, so they never replace the machine controller's or the node
+// linker's conditions.
+const (
+	// WorkloadNodeDrainedCondition, present only on a deleting Machine that had the DrainHookName
+	// hook: False while the cluster-manager drains the Machine's Node in the workload cluster (the
+	// message names what blocks the drain and how to let the Machine go without it), True once the
+	// hook is removed, with a reason saying why (drained, nothing to drain, timed out).
+	WorkloadNodeDrainedCondition = "WorkloadNodeDrained"
+)

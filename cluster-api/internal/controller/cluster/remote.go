@@ -2,18 +2,13 @@ package cluster
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"machineapi.dev/cluster-api/internal/kubeconfig"
 	"machineapi.dev/cluster-api/internal/remotelink"
 )
 
@@ -96,29 +91,14 @@ func (r *Reconciler) stopRemoteLinker(_ context.Context, s *scope) (ctrl.Result,
 // and a fingerprint of the kubeconfig, or a WorkloadAPIReachable reason and message saying what
 // the user must fix. err is a transient failure.
 func (r *Reconciler) readKubeconfig(ctx context.Context, s *scope) (cfg *rest.Config, fingerprint, reason, msg string, err error) {
-	ref := s.cluster.Spec.KubeconfigSecretRef
-	key := ref.Key
-	if key == "" {
-		key = "value"
+	kc, problem, err := kubeconfig.Read(ctx, r.APIReader, s.cluster, "cluster-manager", r.WorkloadQPS, r.WorkloadBurst)
+	switch {
+	case err != nil:
+		return nil, "", "", "", err
+	case problem != nil && problem.Kind == kubeconfig.SecretNotFound:
+		return nil, "", ReasonKubeconfigSecretNotFound, problem.Message, nil
+	case problem != nil:
+		return nil, "", ReasonKubeconfigInvalid, problem.Message, nil
 	}
-	secret := &corev1.Secret{}
-	err = r.APIReader.Get(ctx, types.NamespacedName{Namespace: s.cluster.Namespace, Name: ref.Name}, secret)
-	if apierrors.IsNotFound(err) {
-		return nil, "", ReasonKubeconfigSecretNotFound, fmt.Sprintf("Secret %s/%s named by spec.kubeconfigSecretRef does not exist; create it with the workload cluster's kubeconfig under key %q", s.cluster.Namespace, ref.Name, key), nil
-	}
-	if err != nil {
-		return nil, "", "", "", fmt.Errorf("reading kubeconfig Secret %s/%s: %w", s.cluster.Namespace, ref.Name, err)
-	}
-	data, ok := secret.Data[key]
-	if !ok || len(data) == 0 {
-		return nil, "", ReasonKubeconfigInvalid, fmt.Sprintf("Secret %s/%s has no key %q (spec.kubeconfigSecretRef.key)", s.cluster.Namespace, ref.Name, key), nil
-	}
-	cfg, err = clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		return nil, "", ReasonKubeconfigInvalid, fmt.Sprintf("Secret %s/%s key %q is not a usable kubeconfig: %v", s.cluster.Namespace, ref.Name, key, err), nil
-	}
-	cfg.QPS, cfg.Burst = r.WorkloadQPS, r.WorkloadBurst
-	cfg.UserAgent = "cluster-manager/" + s.cluster.Namespace + "/" + s.cluster.Name
-	sum := sha256.Sum256(data)
-	return cfg, hex.EncodeToString(sum[:8]), "", "", nil
+	return kc.Rest, kc.Fingerprint, "", "", nil
 }

@@ -76,7 +76,7 @@ func (r *Reconciler) drainNode(ctx context.Context, s *scope) (reconcile.Result,
 		return skip("draining skipped: the machine has no Node")
 	}
 	if s.nodeElsewhere {
-		return skip(fmt.Sprintf("draining skipped: Node %s is in another cluster, out of this manager's reach (drain it there, or hold deletion with a preDrain hook)", m.Status.NodeRef.Name))
+		return skip(fmt.Sprintf("draining skipped: Node %s is in another cluster, out of this manager's reach (cluster-manager drains the Nodes of remote-nodes Machines there under its preDrain hook drain-workload-node; otherwise drain it there, or hold deletion with a preDrain hook)", m.Status.NodeRef.Name))
 	}
 	if s.node == nil {
 		return skip(fmt.Sprintf("draining skipped: Node %s no longer exists", m.Status.NodeRef.Name))
