@@ -60,6 +60,9 @@ var _ = Describe("Scenario 6: the workload API server of a Cluster unreachable",
 		Eventually(w.kubelets).Should(Equal(5))
 		logf("the Machine made after the outage was linked %s after the workload API came back", time.Since(back).Round(time.Second))
 		Expect(faults.CheckLinks(w.s.Subject(), true)).To(BeEmpty())
+
+		By("scaling the pool down with a pod on every workload Node: the Node that goes is drained there")
+		w.drainsOnScaleDown(4)
 	})
 })
 
@@ -180,6 +183,55 @@ func (w *remoteWorld) untouched(before map[string]string, n int) func(Gomega) {
 		g.Expect(live).To(BeNumerically(">=", n))
 		g.Expect(linkedNodes(w.s.NS)).To(Equal(before), "links kept while unreachable")
 		g.Expect(reachable(w.cluster)()).To(Equal("False/Unreachable"))
+	}
+}
+
+// drainsOnScaleDown puts a probe pod on every workload Node, scales the pool down to n, and checks
+// that cluster-manager drained, in the workload cluster, the Nodes of the Machines that went
+// (cordoned, pod evicted, a Drained event) and left the others alone. The suite plays the workload
+// kubelets: an evicted pod's containers stop and its object goes.
+func (w *remoteWorld) drainsOnScaleDown(n int) {
+	GinkgoHelper()
+	Expect(client.IgnoreAlreadyExists(w.wl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.s.NS}}))).To(Succeed())
+	nodes := &corev1.NodeList{}
+	Expect(w.wl.List(ctx, nodes)).To(Succeed())
+	for _, node := range nodes.Items {
+		Expect(w.wl.Create(ctx, faults.ProbePod(w.s.NS, node.Name, 0, nil))).To(Succeed())
+	}
+	w.scalePool(n)
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(w.wl.List(ctx, pods, client.InNamespace(w.s.NS))).To(Succeed())
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.DeletionTimestamp != nil {
+				g.Expect(client.IgnoreNotFound(w.wl.Delete(ctx, p, client.GracePeriodSeconds(0)))).To(Succeed())
+			}
+		}
+		live, deleting := tracker.Live(w.s.NS)
+		g.Expect(live).To(Equal(n))
+		g.Expect(deleting).To(BeZero())
+	}).WithTimeout(2*time.Minute).Should(Succeed(), "the pool scales down once the workload Node is drained")
+
+	gone := map[string]faults.MachineRecord{}
+	for _, r := range tracker.Machines(w.s.NS) {
+		if !r.Gone.IsZero() {
+			gone["wl-"+r.Name] = r
+		}
+	}
+	Expect(gone).NotTo(BeEmpty())
+	Expect(w.wl.List(ctx, nodes)).To(Succeed())
+	for _, node := range nodes.Items {
+		err := w.wl.Get(ctx, types.NamespacedName{Namespace: w.s.NS, Name: faults.ProbePod(w.s.NS, node.Name, 0, nil).Name}, &corev1.Pod{})
+		if r, went := gone[node.Name]; went {
+			Expect(node.Spec.Unschedulable).To(BeTrue(), "workload Node %s of deleted Machine %s cordoned", node.Name, r.Name)
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the pod on workload Node %s evicted before Machine %s went", node.Name, r.Name)
+			Expect(r.Events).To(ContainElement(And(HaveField("Reason", "Drained"), HaveField("Note", ContainSubstring("workload cluster")))),
+				"Machine %s: cluster-manager's Drained event", r.Name)
+			logf("Machine %s went after its workload Node %s was drained", r.Name, node.Name)
+			continue
+		}
+		Expect(node.Spec.Unschedulable).To(BeFalse(), "workload Node %s of a kept Machine cordoned", node.Name)
+		Expect(err).NotTo(HaveOccurred(), "the pod on workload Node %s of a kept Machine", node.Name)
 	}
 }
 
