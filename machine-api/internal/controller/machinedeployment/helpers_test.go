@@ -3,7 +3,9 @@ package machinedeployment_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,7 +158,9 @@ func nodeOf(m *v1beta1.Machine) *corev1.Node {
 
 // sampler polls the Machines of a namespace every 20ms until stopped, recording the fewest ready
 // (not deleting) Machines and the most live ones it saw, and whether it ever saw Machines of two
-// instance types at once (deleting ones included).
+// instance types at once (deleting ones included). It also counts the distinct states it saw
+// (which Machines, deleting or ready), so a test knows it watched the rollout in between and not
+// only before and after.
 type sampler struct {
 	stop     chan struct{}
 	done     sync.WaitGroup
@@ -164,11 +168,11 @@ type sampler struct {
 	minReady int
 	maxLive  int
 	mixed    bool
-	samples  int
+	states   map[string]bool
 }
 
 func sample(ns string) *sampler {
-	s := &sampler{stop: make(chan struct{}), minReady: 1 << 30}
+	s := &sampler{stop: make(chan struct{}), minReady: 1 << 30, states: map[string]bool{}}
 	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
@@ -176,9 +180,11 @@ func sample(ns string) *sampler {
 			list := &v1beta1.MachineList{}
 			if err := k8s.List(ctx, list, client.InNamespace(ns)); err == nil {
 				readyN, liveN, types := 0, 0, map[string]bool{}
+				state := make([]string, 0, len(list.Items))
 				for i := range list.Items {
 					m := &list.Items[i]
 					types[instanceType(m)] = true
+					state = append(state, fmt.Sprintf("%s/%t/%t", m.UID, m.DeletionTimestamp.IsZero(), ready(m)))
 					if m.DeletionTimestamp.IsZero() {
 						liveN++
 					}
@@ -189,7 +195,8 @@ func sample(ns string) *sampler {
 				s.mu.Lock()
 				s.minReady, s.maxLive = min(s.minReady, readyN), max(s.maxLive, liveN)
 				s.mixed = s.mixed || len(types) > 1
-				s.samples++
+				slices.Sort(state)
+				s.states[strings.Join(state, ",")] = true
 				s.mu.Unlock()
 			}
 			select {
@@ -207,7 +214,7 @@ func (s *sampler) Stop() (minReady, maxLive int, mixed bool) {
 	s.done.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	Expect(s.samples).To(BeNumerically(">", 10), "the sampler ran")
+	Expect(len(s.states)).To(BeNumerically(">=", 3), "the sampler saw the rollout between its first and last state")
 	return s.minReady, s.maxLive, s.mixed
 }
 
