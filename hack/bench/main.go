@@ -113,6 +113,11 @@ func run(ctx context.Context, o options) (*results, error) {
 		return res, err
 	}
 	logf("  floor: %.0f writes/s", res.Floor.WritesPerSec)
+	logf("measuring the Machine write floor: %d Machines created and status-updated by %d writers", o.floorNodes, o.floorWorkers)
+	if res.MachineFloor, err = measureMachineFloor(ctx, cfg, floorNamespace, o.floorNodes, o.floorWorkers); err != nil {
+		return res, err
+	}
+	logf("  Machine floor: %.0f writes/s", res.MachineFloor.WritesPerSec)
 	return res, e.steps(ctx, res)
 }
 

@@ -23,6 +23,9 @@ import (
 
 const (
 	benchNamespace = "bench"
+	// floorNamespace holds the Machines of the Machine write floor (deleted before the manager
+	// starts).
+	floorNamespace = "bench-floor"
 	deployment     = "bench"
 	mhcTimeout     = 5 * time.Second
 )
@@ -59,6 +62,7 @@ func (e *env) steps(ctx context.Context, res *results) (retErr error) {
 	if res.ScaleUp, err = e.scaleUp(ctx, e.o.machines, res.Floor); err != nil {
 		return err
 	}
+	res.ScaleUp.withWritesFloor(res.Floor, res.MachineFloor)
 	if !e.skipped("mhc") {
 		if res.HealthCheck, err = e.healthCheck(ctx); err != nil {
 			return err
@@ -68,6 +72,7 @@ func (e *env) steps(ctx context.Context, res *results) (retErr error) {
 		if res.ScaleDown, err = e.scaleDown(ctx, res.Floor); err != nil {
 			return err
 		}
+		res.ScaleDown.withWritesFloor(res.Floor, res.MachineFloor)
 	}
 	if rss, err := peakRSS(mgr.Pid()); err == nil {
 		res.ManagerPeakRSSBytes = rss
