@@ -86,22 +86,19 @@ var _ = Describe("Deleting a Machine", func() {
 			return n.Spec.Unschedulable
 		}, "1s").Should(BeFalse(), "nothing is drained while a pre-drain hook remains")
 
-		m := getMachine(key)()
-		m.Spec.LifecycleHooks.PreTerminate = append(m.Spec.LifecycleHooks.PreTerminate, v1beta1.LifecycleHook{Name: "late", Owner: "someone"})
-		err := k8s.Update(ctx, m)
+		err := updateMachine(key, func(m *v1beta1.Machine) {
+			m.Spec.LifecycleHooks.PreTerminate = append(m.Spec.LifecycleHooks.PreTerminate, v1beta1.LifecycleHook{Name: "late", Owner: "someone"})
+		})
 		Expect(err).To(HaveOccurred(), "hooks cannot be added once deletion started")
 		Expect(err.Error()).To(ContainSubstring("spec.lifecycleHooks.preTerminate: a hook cannot be added to a Machine that is being deleted"))
 
-		m = getMachine(key)()
-		m.Spec.LifecycleHooks.PreDrain = nil
-		Expect(k8s.Update(ctx, m)).To(Succeed(), "removing a hook is how its owner lets deletion go on")
+		Expect(updateMachine(key, func(m *v1beta1.Machine) { m.Spec.LifecycleHooks.PreDrain = nil })).
+			To(Succeed(), "removing a hook is how its owner lets deletion go on")
 		Eventually(condition(key, v1beta1.DeletingCondition)).Should(HavePrefix("True/WaitingForPreTerminateHooks"))
 		Expect(condition(key, v1beta1.DrainedCondition)()).To(HavePrefix("True/Drained"))
 		Expect(instances()).To(Equal(1), "the instance is kept while a pre-terminate hook remains")
 
-		m = getMachine(key)()
-		m.Spec.LifecycleHooks.PreTerminate = nil
-		Expect(k8s.Update(ctx, m)).To(Succeed())
+		Expect(updateMachine(key, func(m *v1beta1.Machine) { m.Spec.LifecycleHooks.PreTerminate = nil })).To(Succeed())
 		Eventually(machineGone(key)).Should(BeTrue())
 		Expect(instances()).To(Equal(0))
 	})
@@ -145,9 +142,7 @@ var _ = Describe("Deleting a Machine", func() {
 	It("drains an unreachable Node through the fast path instead of waiting for pods that never terminate", func() {
 		key, node := running(builder.Machine(ns, "unreachable"))
 		runPod(ns, "stuck", node.Name, map[string]string{"app": "stuck"})
-		m := getMachine(key)()
-		m.Annotations = map[string]string{sim.UnreachableAnnotation: ""}
-		Expect(k8s.Update(ctx, m)).To(Succeed())
+		Expect(updateMachine(key, func(m *v1beta1.Machine) { m.Annotations = map[string]string{sim.UnreachableAnnotation: ""} })).To(Succeed())
 		Eventually(condition(key, v1beta1.ReadyCondition)).Should(ContainSubstring("Ready=Unknown"))
 
 		deleteMachine(key)

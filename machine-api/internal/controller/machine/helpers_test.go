@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,6 +31,19 @@ func getMachine(key types.NamespacedName) func() *v1beta1.Machine {
 		}
 		return m
 	}
+}
+
+// updateMachine changes a Machine as a user would: read it, change it, update it, and again when
+// the update conflicts with the controllers' own writes.
+func updateMachine(key types.NamespacedName, change func(*v1beta1.Machine)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		m := &v1beta1.Machine{}
+		if err := k8s.Get(ctx, key, m); err != nil {
+			return err
+		}
+		change(m)
+		return k8s.Update(ctx, m)
+	})
 }
 
 func phaseOf(key types.NamespacedName) func() v1beta1.MachinePhase {

@@ -137,8 +137,9 @@ var _ = Describe("Provisioning a Machine", func() {
 		Expect(condition(key, v1beta1.InstanceProvisionedCondition)()).To(ContainSubstring("use one of large, medium, small"))
 		Expect(st.Sim.Instances()).To(BeEmpty())
 
-		got.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"instanceType":"medium"}`)}
-		Expect(k8s.Update(ctx, got)).To(Succeed())
+		Expect(updateMachine(key, func(m *v1beta1.Machine) {
+			m.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"instanceType":"medium"}`)}
+		})).To(Succeed())
 		Eventually(phaseOf(key)).Should(Equal(v1beta1.MachinePhaseRunning))
 		Expect(getMachine(key)().Status.FailureReason).To(BeNil())
 	})
@@ -197,9 +198,7 @@ var _ = Describe("Provisioning a Machine", func() {
 		key := client.ObjectKeyFromObject(m)
 		Eventually(phaseOf(key)).Should(Equal(v1beta1.MachinePhaseRunning))
 
-		got := getMachine(key)()
-		got.Annotations = map[string]string{sim.VanishAnnotation: ""}
-		Expect(k8s.Update(ctx, got)).To(Succeed())
+		Expect(updateMachine(key, func(m *v1beta1.Machine) { m.Annotations = map[string]string{sim.VanishAnnotation: ""} })).To(Succeed())
 		Eventually(phaseOf(key)).Should(Equal(v1beta1.MachinePhaseFailed))
 		Expect(*getMachine(key)().Status.FailureReason).To(Equal(v1beta1.InstanceMissingFailure))
 		Consistently(func() int { return st.Sim.CreatedInstances() }, "2s").Should(Equal(1))
@@ -217,9 +216,7 @@ var _ = Describe("Provisioning a Machine", func() {
 		Expect(getMachine(key)().Finalizers).To(BeEmpty())
 		Expect(st.Sim.Instances()).To(BeEmpty())
 
-		got := getMachine(key)()
-		got.Annotations = nil
-		Expect(k8s.Update(ctx, got)).To(Succeed())
+		Expect(updateMachine(key, func(m *v1beta1.Machine) { m.Annotations = nil })).To(Succeed())
 		Eventually(phaseOf(key)).Should(Equal(v1beta1.MachinePhaseRunning), "unpausing resumes")
 	})
 })
