@@ -211,6 +211,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	}
 	sets := &machineset.Reconciler{
 		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("machineset-controller"),
 		Clock:                   o.Clock,
 		MaxConcurrentReconciles: o.SetConcurrency,

@@ -58,11 +58,28 @@ func (p *Provider) register(ctx context.Context, inst Instance) error {
 			},
 		},
 	}
+	if _, alive := p.store.get(inst.ID); !alive {
+		return nil // deleted since the booter listed it
+	}
 	if err := c.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("sim: registering Node %s: %w", inst.NodeName, err)
 	}
-	_, _, err := p.store.update(inst.ID, func(i *Instance) { i.Registered = true })
+	_, alive, err := p.store.update(inst.ID, func(i *Instance) { i.Registered = true })
+	if err == nil && !alive {
+		// Deleted while its kubelet registered: a terminated instance's Node does not stay.
+		return p.removeNode(ctx, inst.NodeName)
+	}
 	return err
+}
+
+// removeNode deletes the Node of an instance that is gone, as a cloud's node lifecycle
+// controller would.
+func (p *Provider) removeNode(ctx context.Context, name string) error {
+	err := p.getClient().Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("sim: deleting Node %s of a deleted instance: %w", name, err)
+	}
+	return nil
 }
 
 func readyCondition(status corev1.ConditionStatus, now metav1.Time) corev1.NodeCondition {

@@ -215,12 +215,20 @@ func (p *Provider) Exists(_ context.Context, m *v1beta1.Machine) (bool, error) {
 }
 
 // Delete implements provider.Provider.
-func (p *Provider) Delete(_ context.Context, m *v1beta1.Machine) error {
+func (p *Provider) Delete(ctx context.Context, m *v1beta1.Machine) error {
 	if p.chance(p.opts.CallFailureRate) {
 		return errors.New("sim: simulated transient failure while deleting the instance (--sim-call-failure-rate)")
 	}
-	_, err := p.store.delete(m.UID)
-	return err
+	inst, had := p.store.get(m.UID)
+	if _, err := p.store.delete(m.UID); err != nil {
+		return err
+	}
+	// A Node the Machine was never linked to is not the machine controller's to delete: remove it
+	// with its instance, as a cloud's node lifecycle controller would.
+	if had && inst.Registered && m.Status.NodeRef == nil && p.getClient() != nil {
+		return p.removeNode(ctx, inst.NodeName)
+	}
+	return nil
 }
 
 func (p *Provider) bootDelay(m *v1beta1.Machine) (time.Duration, error) {

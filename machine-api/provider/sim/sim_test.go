@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -273,5 +274,42 @@ func TestALongNamedMachineGetsItsNode(t *testing.T) {
 	name := p.Instances()[0].NodeName
 	if err := c.Get(context.Background(), types.NamespacedName{Name: name}, &corev1.Node{}); err != nil {
 		t.Fatalf("the Node %q (%d characters) was not registered: %v", name, len(name), err)
+	}
+}
+
+// TestDeletingAnUnlinkedInstanceRemovesItsNode: an instance deleted after its Node registered but
+// before the Machine was linked to it takes its Node along (nobody else would delete it); a
+// linked Machine's Node is left to the machine controller.
+func TestDeletingAnUnlinkedInstanceRemovesItsNode(t *testing.T) {
+	c := startAPIServer(t)
+	p, err := sim.New(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WithClient(c)
+	ctx := provider.WithMachineClass(context.Background(), nil)
+	unlinked, linked := newMachine("unlinked"), newMachine("linked")
+	nodes := map[*v1beta1.Machine]string{}
+	for _, m := range []*v1beta1.Machine{unlinked, linked} {
+		if err := p.Create(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		for _, inst := range p.Instances() {
+			if inst.ID == m.UID {
+				nodes[m] = inst.NodeName
+			}
+		}
+	}
+	linked.Status.NodeRef = &v1beta1.NodeReference{Kind: "Node", Name: nodes[linked]}
+	for _, m := range []*v1beta1.Machine{unlinked, linked} {
+		if err := p.Delete(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: nodes[unlinked]}, &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Node of the unlinked Machine's deleted instance: %v, want it gone", err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: nodes[linked]}, &corev1.Node{}); err != nil {
+		t.Errorf("the Node of the linked Machine: %v, want it left to the machine controller", err)
 	}
 }

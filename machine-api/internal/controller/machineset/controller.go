@@ -40,6 +40,8 @@ const conflictRetry = 200 * time.Millisecond
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads from the API server: whether a create whose outcome is unknown was stored.
+	APIReader client.Reader
 	// Recorder emits events on MachineSets.
 	Recorder events.EventRecorder
 	// Clock is the time source.

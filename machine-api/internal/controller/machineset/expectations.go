@@ -15,6 +15,12 @@ import (
 // forever). Watches do not lose events in practice; this is the fallback.
 const expectationsTimeout = 5 * time.Minute
 
+// unsureCreateCheck is how long after a create whose outcome is unknown (the connection broke, the
+// API server timed out) the controller asks the API server itself whether the Machine exists:
+// longer than the API server's request timeout (1 minute by default), after which a create still
+// in flight has either been stored or been dropped.
+const unsureCreateCheck = 70 * time.Second
+
 // expectations remembers, per MachineSet, the Machine writes this process made that its cache has
 // not shown yet: Machines it created or adopted (expected to be listed as owned) and Machines it
 // deleted or released (expected to be gone from the owned list, or deleting). While any is
@@ -31,6 +37,9 @@ type pending struct {
 	uid     types.UID
 	updated time.Time       // when the last write was recorded
 	owned   map[string]bool // Machine name → expected in the owned list (true) or out of it (false)
+	// unsure holds the Machines whose create failed without saying whether it was stored, with
+	// when to ask the API server about them (see unsureCreateCheck).
+	unsure map[string]time.Time
 }
 
 func newExpectations(c clock.PassiveClock) *expectations {
@@ -51,12 +60,29 @@ func (e *expectations) expect(set *v1beta1.MachineSet, name string, present bool
 	p.updated = e.clock.Now()
 }
 
+// unsure marks the expected Machine name as created or not, nobody knows: the create failed in a
+// way that does not say whether the API server stored it. It stays expected (the set acts on
+// nothing until its cache shows it or the API server says it does not exist, see check).
+func (e *expectations) unsure(set *v1beta1.MachineSet, name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.sets[types.NamespacedName{Namespace: set.Namespace, Name: set.Name}]
+	if p == nil {
+		return
+	}
+	if p.unsure == nil {
+		p.unsure = map[string]time.Time{}
+	}
+	p.unsure[name] = e.clock.Now().Add(unsureCreateCheck)
+}
+
 // forget drops the expectation about name: the write failed, so the cache will not show it.
 func (e *expectations) forget(set *v1beta1.MachineSet, name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if p := e.sets[types.NamespacedName{Namespace: set.Namespace, Name: set.Name}]; p != nil {
 		delete(p.owned, name)
+		delete(p.unsure, name)
 	}
 }
 
@@ -69,20 +95,22 @@ func (e *expectations) reset(key types.NamespacedName) {
 
 // outstanding drops the expectations that the owned Machines (as the cache lists them, by name)
 // meet, and returns what is still awaited: names expected to appear and names expected to go,
-// and when the wait times out. After the timeout everything is dropped.
-func (e *expectations) outstanding(set *v1beta1.MachineSet, owned map[string]*v1beta1.Machine) (toAppear, toGo map[string]bool, deadline time.Time) {
+// and when the wait times out. After the timeout everything is dropped. toCheck are the unsure
+// creates due to be checked with the API server; recheck is when the next one is due.
+func (e *expectations) outstanding(set *v1beta1.MachineSet, owned map[string]*v1beta1.Machine) (toAppear, toGo, toCheck map[string]bool, deadline time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	key := types.NamespacedName{Namespace: set.Namespace, Name: set.Name}
 	p := e.sets[key]
 	if p == nil || p.uid != set.UID {
 		delete(e.sets, key)
-		return nil, nil, time.Time{}
+		return nil, nil, nil, time.Time{}
 	}
+	now := e.clock.Now()
 	deadline = p.updated.Add(expectationsTimeout)
-	if !e.clock.Now().Before(deadline) {
+	if !now.Before(deadline) {
 		delete(e.sets, key)
-		return nil, nil, time.Time{}
+		return nil, nil, nil, time.Time{}
 	}
 	for name, present := range p.owned {
 		m, listed := owned[name]
@@ -93,8 +121,16 @@ func (e *expectations) outstanding(set *v1beta1.MachineSet, owned map[string]*v1
 		switch {
 		case met:
 			delete(p.owned, name)
+			delete(p.unsure, name)
 		case present:
 			toAppear = setAdd(toAppear, name)
+			if at, ok := p.unsure[name]; ok {
+				if !now.Before(at) {
+					toCheck = setAdd(toCheck, name)
+				} else if at.Before(deadline) {
+					deadline = at // come back to check it
+				}
+			}
 		default:
 			toGo = setAdd(toGo, name)
 		}
@@ -102,7 +138,7 @@ func (e *expectations) outstanding(set *v1beta1.MachineSet, owned map[string]*v1
 	if len(p.owned) == 0 {
 		delete(e.sets, key)
 	}
-	return toAppear, toGo, deadline
+	return toAppear, toGo, toCheck, deadline
 }
 
 func setAdd(s map[string]bool, k string) map[string]bool {

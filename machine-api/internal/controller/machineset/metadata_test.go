@@ -1,11 +1,16 @@
 package machineset
 
 import (
+	"errors"
+	"net/url"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -116,26 +121,77 @@ func TestExpectations(t *testing.T) {
 	e.forget(set, "failed")
 	old := machine("old", 0)
 
-	toAppear, toGo, _ := e.outstanding(set, map[string]*v1beta1.Machine{"old": old})
+	toAppear, toGo, _, _ := e.outstanding(set, map[string]*v1beta1.Machine{"old": old})
 	if !toAppear["new"] || !toGo["old"] || toAppear["failed"] {
 		t.Fatalf("outstanding %v %v: want new to appear and old to go, the forgotten create not awaited", toAppear, toGo)
 	}
 	deleting(old)
-	toAppear, toGo, _ = e.outstanding(set, map[string]*v1beta1.Machine{"old": old, "new": machine("new", 0)})
+	toAppear, toGo, _, _ = e.outstanding(set, map[string]*v1beta1.Machine{"old": old, "new": machine("new", 0)})
 	if len(toAppear)+len(toGo) != 0 {
 		t.Fatalf("outstanding %v %v after the cache showed both writes", toAppear, toGo)
 	}
 
 	e.expect(set, "lost", true)
 	fake.SetTime(t0.Add(expectationsTimeout))
-	if toAppear, _, _ := e.outstanding(set, nil); len(toAppear) != 0 {
+	if toAppear, _, _, _ := e.outstanding(set, nil); len(toAppear) != 0 {
 		t.Fatalf("expectations outlived their timeout: %v", toAppear)
 	}
 
 	e.expect(set, "x", true)
 	other := set.DeepCopy()
 	other.UID = "recreated"
-	if toAppear, _, _ := e.outstanding(other, nil); len(toAppear) != 0 {
+	if toAppear, _, _, _ := e.outstanding(other, nil); len(toAppear) != 0 {
 		t.Fatalf("a set re-created under the same name inherited expectations: %v", toAppear)
+	}
+}
+
+// TestUnsureCreates: a create that failed without saying whether it was stored stays awaited (the
+// set creates nothing for that gap) until it is due to be checked with the API server.
+func TestUnsureCreates(t *testing.T) {
+	set := testSet(1)
+	fake := clocktesting.NewFakePassiveClock(t0)
+	e := newExpectations(fake)
+	e.expect(set, "maybe", true)
+	e.unsure(set, "maybe")
+
+	toAppear, _, toCheck, deadline := e.outstanding(set, nil)
+	if !toAppear["maybe"] || len(toCheck) != 0 {
+		t.Fatalf("right after the failed create: toAppear %v toCheck %v; want it awaited, not checked yet", toAppear, toCheck)
+	}
+	if want := t0.Add(unsureCreateCheck); !deadline.Equal(want) {
+		t.Fatalf("come back at %s, want %s (when it is due to be checked)", deadline, want)
+	}
+	fake.SetTime(t0.Add(unsureCreateCheck))
+	toAppear, _, toCheck, _ = e.outstanding(set, nil)
+	if !toAppear["maybe"] || !toCheck["maybe"] {
+		t.Fatalf("once due: toAppear %v toCheck %v; want it still awaited and due to be checked", toAppear, toCheck)
+	}
+	if toAppear, _, toCheck, _ := e.outstanding(set, map[string]*v1beta1.Machine{"maybe": machine("maybe", 0)}); len(toAppear)+len(toCheck) != 0 {
+		t.Fatalf("the cache shows it: toAppear %v toCheck %v; want nothing awaited", toAppear, toCheck)
+	}
+}
+
+func TestRefused(t *testing.T) {
+	gr := schema.GroupResource{Group: v1beta1.GroupVersion.Group, Resource: "machines"}
+	tests := map[string]struct {
+		err  error
+		want bool
+	}{
+		"invalid":                 {apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("Machine").GroupKind(), "m", nil), true},
+		"forbidden":               {apierrors.NewForbidden(gr, "m", errors.New("quota")), true},
+		"already exists":          {apierrors.NewAlreadyExists(gr, "m"), true},
+		"too many requests":       {apierrors.NewTooManyRequests("slow down", 1), true},
+		"connection reset":        {&url.Error{Op: "Post", URL: "https://127.0.0.1:6443", Err: syscall.ECONNRESET}, false},
+		"server timeout":          {apierrors.NewServerTimeout(gr, "create", 1), false},
+		"timeout":                 {apierrors.NewTimeoutError("took too long", 1), false},
+		"internal error":          {apierrors.NewInternalError(errors.New("etcd")), false},
+		"service unavailable 503": {apierrors.NewServiceUnavailable("restarting"), false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := refused(tc.err); got != tc.want {
+				t.Errorf("refused(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
 	}
 }

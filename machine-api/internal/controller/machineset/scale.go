@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -27,7 +29,16 @@ const (
 // the cache does not yet show the Machines this process created, adopted, deleted or released
 // before (see expectations): acting on a stale count is how controllers overshoot.
 func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
-	toAppear, toGo, deadline := r.expectations.outstanding(s.set, s.byName())
+	toAppear, toGo, toCheck, deadline := r.expectations.outstanding(s.set, s.byName())
+	for name := range toCheck {
+		switch created, err := r.wasCreated(ctx, s.set, name); {
+		case err != nil:
+			return reconcile.Result{}, false, err
+		case !created:
+			r.expectations.forget(s.set, name)
+			delete(toAppear, name)
+		}
+	}
 	s.toAppear, s.toGo = toAppear, toGo
 	have := int32(len(s.active()) + s.inFlight())
 	s.frozen = isFrozen(s.set, have, s.surge())
@@ -65,7 +76,11 @@ func (r *Reconciler) createMachines(ctx context.Context, s *scope, n int) error 
 		}
 		errs := parallel(size, func(i int) error {
 			if err := r.Client.Create(ctx, machines[i]); err != nil {
-				r.expectations.forget(s.set, machines[i].Name)
+				if refused(err) {
+					r.expectations.forget(s.set, machines[i].Name)
+				} else {
+					r.expectations.unsure(s.set, machines[i].Name)
+				}
 				return fmt.Errorf("creating machine %s: %w", machines[i].Name, err)
 			}
 			return nil
@@ -85,6 +100,39 @@ func (r *Reconciler) createMachines(ctx context.Context, s *scope, n int) error 
 	}
 	r.recordCreated(s, names)
 	return nil
+}
+
+// refused reports whether a create failed with the API server's answer that it stored nothing.
+// Anything else (a broken connection, a timeout, an internal error) leaves the outcome unknown:
+// the Machine may exist, and creating another for the same gap is how a set overshoots after an
+// API server restart.
+func refused(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	switch code := status.Status().Code; {
+	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
+		return false
+	case code == http.StatusTooManyRequests:
+		return true // refused before it was processed (API priority and fairness)
+	default:
+		return code >= 400 && code < 500
+	}
+}
+
+// wasCreated asks the API server (not the cache) whether the Machine an unsure create named
+// exists.
+func (r *Reconciler) wasCreated(ctx context.Context, set *v1beta1.MachineSet, name string) (bool, error) {
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: set.Namespace, Name: name}, &v1beta1.Machine{})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("checking whether machine %s was created: %w", name, err)
+	}
 }
 
 func (r *Reconciler) recordCreated(s *scope, names []string) {
