@@ -11,7 +11,11 @@
 //     MachineClass's nodeTemplate or the instance type — once the boot delay has passed. With no
 //     boot delay the Node is created within Create.
 //   - Exists and Delete look the instance up by the Machine's UID; deleting a missing instance
-//     succeeds. Deleting the Node object is left to the machine controller, as with a real cloud.
+//     succeeds. Deleting a linked Machine's Node is left to the machine controller; the Node of an
+//     instance deleted before its Machine was linked to it goes with the instance, as a cloud's
+//     node lifecycle controller would remove it.
+//   - With a state folder, two managers (a leader and its standby) may share it: each reads the
+//     folder again when it changed, so a standby that becomes leader knows every instance.
 //   - The kubelet part (SetupWithManager) keeps each Node's Ready condition and Lease fresh every
 //     Options.HeartbeatInterval, marks pods bound to its Nodes Running, and finishes pods that are
 //     terminating (the eviction or deletion the drain started), recording each one. A Node whose

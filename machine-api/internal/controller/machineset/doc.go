@@ -24,7 +24,10 @@
 // the fallback for a lost event). Until then status.observedGeneration does not advance, which
 // tells a MachineDeployment the set's counts are not final. A new process starts with no
 // expectations after its cache has synced, which already holds every earlier write, so a restart
-// in the middle of a scale-up creates nothing twice.
+// in the middle of a scale-up creates nothing twice. A create that failed without saying whether
+// it was stored (a broken connection, an API server timeout) stays expected too, until the cache
+// shows the Machine or, unsureCreateCheck later, a direct read says it does not exist; only a
+// refusal (4xx) is forgotten at once.
 //
 // Frozen: a set whose Machine count rose above replicas + surge (another writer, or a bug) turns
 // Frozen=True, stops creating and deletes the excess in deletion order; it turns False once back
