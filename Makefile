@@ -9,14 +9,21 @@ MODULES := drain nodelink machine-api cluster-api release
 # Modules holding API types and controllers: controller-gen runs in these.
 GEN_MODULES := machine-api cluster-api
 # Dev-only modules: built and tested with GOWORK=off, never released.
-DEV_MODULES := hack/tools hack/bench
+DEV_MODULES := hack/tools hack/bench hack/lint hack/prometheus
+# Modules make lint runs golangci-lint in (one config for all: .golangci.yml).
+LINT_MODULES := $(MODULES) $(DEV_MODULES) hack/faults
 
 K8S_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" { sub(/^v/, "", $$3); print $$3 }' hack/controlplane/go.mod)
 KUBEBUILDER_ASSETS := $(ROOT)/bin/k8s/$(K8S_VERSION)
 export KUBEBUILDER_ASSETS
+# Prometheus and promtool, built from the module hack/prometheus pins (make prometheus).
+PROMETHEUS_BIN_DIR := $(ROOT)/bin/prometheus/$(shell hack/prometheus/version.sh)
+export PROMETHEUS_BIN_DIR
 
 # Tools pinned by hack/tools/go.mod's tool directives; `go tool -n` builds once and prints the path.
 tool = $(shell cd $(ROOT)/hack/tools && GOWORK=off go tool -n $(1))
+# golangci-lint with kube-api-linter compiled in, pinned in its own module (see hack/lint/go.mod).
+GOLANGCI_LINT = cd $(ROOT)/hack/lint && GOWORK=off go tool -n golangci-lint-kube-api-linter
 GO_TEST_FLAGS ?= -timeout 30m
 
 APISERVER_PORT ?= 16443
@@ -36,7 +43,7 @@ run: controlplane build-localstack build ## Run the whole stack on a local contr
 	@$(ROOT)/bin/tools/localstack --bin-dir $(KUBEBUILDER_ASSETS) --state-dir $(ROOT)/.local \
 		--apiserver-port $(APISERVER_PORT) --etcd-port $(ETCD_PORT) \
 		$(foreach m,$(GEN_MODULES),--crds $(m)/config/crd/bases) --crds machine-api/config/admission \
-		--component "machine-manager=$(ROOT)/bin/machine-manager --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 --sim-state-dir=$(ROOT)/.local/sim --sim-boot-delay=3s --node-link-selector=!cluster.machineapi.dev/remote-nodes" \
+		--component "machine-manager=$(ROOT)/bin/machine-manager --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 --sim-state-dir=$(ROOT)/.local/sim --sim-boot-delay=3s --sim-leave-condition-taints --node-link-selector=!cluster.machineapi.dev/remote-nodes" \
 		--component "cluster-manager=$(ROOT)/bin/cluster-manager --metrics-bind-address=127.0.0.1:18082 --health-probe-bind-address=127.0.0.1:18083" \
 		$(foreach s,$(SAMPLES),--apply $(s)) $(if $(SAMPLES),--hints docs/examples/run-hints.txt)
 
@@ -46,29 +53,55 @@ build: ## Build the binaries into bin/: machine-manager, kubectl-machine, nodeli
 	@cd nodelink && go build -o $(ROOT)/bin/ ./cmd/nodelink
 	@cd cluster-api && go build -o $(ROOT)/bin/ ./cmd/cluster-manager
 
+# Each module's tests run once with go.work; with GOWORK=off they are only compiled and linked
+# (-run '^$'), which is what that pass is for: a module whose go.mod lacks a requirement or a
+# replace that the workspace supplies fails to build on its own (make verify also vets each module
+# with GOWORK=off).
 .PHONY: test
-test: controlplane ## Run every module's tests, with go.work and with GOWORK=off, against the source-built API server.
+test: controlplane prometheus ## Run every module's tests with go.work against the source-built control plane, and build them with GOWORK=off (hack/prometheus: promtool checks and unit-tests the alert rules).
 	@for m in $(MODULES); do \
 		echo "== test $$m (go.work)"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); \
-		echo "== test $$m (GOWORK=off)"; (cd $$m && GOWORK=off go test $(GO_TEST_FLAGS) ./...); \
+		echo "== build tests $$m (GOWORK=off)"; (cd $$m && GOWORK=off go test -count=1 -run '^$$' ./... > /dev/null) \
+			|| { echo "$$m does not build without go.work: add the missing requirement or replace to $$m/go.mod"; exit 1; }; \
 	done
 	@for m in $(DEV_MODULES); do echo "== test $$m"; (cd $$m && GOWORK=off go test $(GO_TEST_FLAGS) ./...); done
 
-# make test-faults: FAULTS_FOCUS runs the scenarios whose names match (a regexp), FAULTS_ARGS
-# passes suite flags (-keep-state, -known-bugs).
+# make test-faults and test-autoscaler: FAULTS_FOCUS runs the scenarios whose names match (a
+# regexp), FAULTS_ARGS passes suite flags (-keep-state, -known-bugs).
 FAULTS_FOCUS ?=
 FAULTS_ARGS ?=
 
 .PHONY: test-faults
-test-faults: controlplane build ## Fault matrix (docs/reliability.md): the real managers under API server restarts, crashes, provider errors, Node faults and bad input.
-	@cd hack/faults && GOWORK=off go test -timeout 50m -count=1 -v . -args -ginkgo.vv \
+test-faults: controlplane build prometheus ## Fault matrix (docs/reliability.md): the real managers under API server restarts, crashes, provider errors, Node faults and bad input; a real Prometheus sees the drain alert fire.
+	@cd hack/faults && GOWORK=off go test -timeout 50m -count=1 -v . -args -ginkgo.vv -ginkgo.label-filter='!autoscaler' \
 		$(if $(FAULTS_FOCUS),-ginkgo.focus='$(FAULTS_FOCUS)') \
-		-root=$(ROOT) -bin-dir=$(ROOT)/bin -k8s-bin-dir=$(KUBEBUILDER_ASSETS) $(FAULTS_ARGS)
+		-root=$(ROOT) -bin-dir=$(ROOT)/bin -k8s-bin-dir=$(KUBEBUILDER_ASSETS) -prometheus-bin-dir=$(PROMETHEUS_BIN_DIR) $(FAULTS_ARGS)
+
+.PHONY: test-observability
+test-observability: controlplane build prometheus ## Only the fault matrix's observability scenario: a real Prometheus scrapes both managers and sees MachineDrainBlocked fire and resolve (make test-faults runs it too).
+	@cd hack/faults && GOWORK=off go test -timeout 15m -count=1 -v . -args -ginkgo.vv -ginkgo.label-filter=observability \
+		-root=$(ROOT) -bin-dir=$(ROOT)/bin -k8s-bin-dir=$(KUBEBUILDER_ASSETS) -prometheus-bin-dir=$(PROMETHEUS_BIN_DIR) $(FAULTS_ARGS)
+
+# make test-autoscaler runs CLUSTER_AUTOSCALER when set; else the provided build
+# (CLUSTER_AUTOSCALER_XZ, unpacked into bin/cluster-autoscaler when missing or changed).
+CLUSTER_AUTOSCALER ?=
+CLUSTER_AUTOSCALER_XZ ?= $(ROOT)/../shared/tools/cluster-autoscaler/cluster-autoscaler-1.36.1-clusterapi-linux-amd64.xz
+
+.PHONY: test-autoscaler
+test-autoscaler: controlplane build ## The real cluster-autoscaler (1.36, clusterapi) on the local stack: scale up, down, mid-rollout, paused, from zero (CLUSTER_AUTOSCALER=<path>: another build).
+	@ca=$$(hack/cluster-autoscaler.sh '$(CLUSTER_AUTOSCALER)' '$(CLUSTER_AUTOSCALER_XZ)'); ca=$$(realpath "$$ca"); \
+		echo "== cluster-autoscaler $$ca"; \
+		cd hack/faults && GOWORK=off go test -timeout 30m -count=1 -v . -args -ginkgo.vv -ginkgo.label-filter=autoscaler \
+		$(if $(FAULTS_FOCUS),-ginkgo.focus='$(FAULTS_FOCUS)') \
+		-root=$(ROOT) -bin-dir=$(ROOT)/bin -k8s-bin-dir=$(KUBEBUILDER_ASSETS) -cluster-autoscaler="$$ca" $(FAULTS_ARGS)
 
 ##@ Development
 
+# Apply configurations are generated for the API packages that enable them (the
+# +kubebuilder:ac:generate marker in their doc.go), into <module>/applyconfiguration as their
+# +kubebuilder:ac:output:package marker says; the folder is regenerated from scratch.
 .PHONY: generate
-generate: ## Regenerate deepcopy code, CRDs and RBAC with controller-gen.
+generate: ## Regenerate deepcopy code, CRDs, RBAC and server-side apply configurations with controller-gen.
 	@cg=$(call tool,controller-gen); for m in $(GEN_MODULES); do \
 		if [ -d $$m/api ]; then \
 			echo "== generate $$m"; \
@@ -76,9 +109,17 @@ generate: ## Regenerate deepcopy code, CRDs and RBAC with controller-gen.
 				crd output:crd:artifacts:config=config/crd/bases paths=./api/... \
 				rbac:roleName=$$m-manager output:rbac:artifacts:config=config/rbac paths=./...); \
 		fi; \
+		if grep -qs '+kubebuilder:ac:generate=true' $$m/api/*/doc.go; then \
+			echo "== generate $$m apply configurations ($$m/applyconfiguration)"; \
+			rm -rf $$m/applyconfiguration; \
+			(cd $$m && GOWORK=off $$cg applyconfiguration:headerFile=$(ROOT)/hack/boilerplate.go.txt paths=./api/...); \
+		fi; \
 	done
 	@echo "== generate nodelink (RBAC of the standalone binary)"
 	@cd nodelink && GOWORK=off $(call tool,controller-gen) rbac:roleName=nodelink output:rbac:artifacts:config=config/rbac paths=./cmd/...
+	@for m in machine-api:machine-manager cluster-api:cluster-manager; do d=$${m%%:*}/config/prometheus; \
+		echo "== generate $$d/prometheusrule.yaml"; hack/prometheus/prometheusrule.sh $$d/alerts.yaml $${m##*:} > $$d/prometheusrule.yaml; \
+	done
 
 .PHONY: docs
 docs: ## Generate the API reference (docs/reference/<module>.md) from the API types with crd-ref-docs.
@@ -88,10 +129,16 @@ docs: ## Generate the API reference (docs/reference/<module>.md) from the API ty
 			--renderer=markdown --output-path=$(ROOT)/docs/reference/$$m.md --log-level=ERROR); \
 	done
 
+.PHONY: lint
+lint: ## Run golangci-lint, and kube-api-linter on */api/, in every module with the config at the root (.golangci.yml).
+	@gl=$$($(GOLANGCI_LINT)); failed=""; for m in $(LINT_MODULES); do echo "== lint $$m"; \
+		(cd $$m && GOWORK=off $$gl run --config $(ROOT)/.golangci.yml ./...) || failed="$$failed $$m"; \
+	done; [ -z "$$failed" ] || { echo "lint findings in:$$failed"; exit 1; }
+
 .PHONY: verify
-verify: generate docs ## Fail on stale generated files, gofmt, go vet, untidy go.mod files or imports that break the dependency direction.
-	@echo "== generated files (deepcopy, CRDs, RBAC, API reference) are up to date"
-	@changed=$$(git status --porcelain -- $(foreach m,$(GEN_MODULES),':(glob)$(m)/**/zz_generated.*.go' $(m)/config) nodelink/config docs/reference); \
+verify: generate docs ## Fail on stale generated files, gofmt, go vet, lint findings, untidy go.mod files or imports that break the dependency direction.
+	@echo "== generated files (deepcopy, CRDs, RBAC, apply configurations, API reference) are up to date"
+	@changed=$$(git status --porcelain -- $(foreach m,$(GEN_MODULES),':(glob)$(m)/**/zz_generated.*.go' $(m)/config $(m)/applyconfiguration) nodelink/config docs/reference); \
 		[ -z "$$changed" ] || { echo "$$changed"; echo "generated files differ from the commit: run 'make generate docs' and commit the result"; exit 1; }
 	@echo "== gofmt"
 	@out=$$(gofmt -l $(MODULES) hack); [ -z "$$out" ] || { echo "not gofmt'ed (run gofmt -w):"; echo "$$out"; exit 1; }
@@ -102,6 +149,7 @@ verify: generate docs ## Fail on stale generated files, gofmt, go vet, untidy go
 	@for m in $(DEV_MODULES) machine-api/examples/provider hack/goreleaser hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
 	@echo "== vet + tidy hack/faults"
 	@cd hack/faults && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff
+	@$(MAKE) --no-print-directory lint
 	@echo "== dependency direction"
 	@cd hack/tools && GOWORK=off go run ./cmd/importcheck $(ROOT)
 
@@ -114,12 +162,16 @@ bench: controlplane ## Scale benchmark on a fresh control plane: 1000 machines (
 		-nodelink $(ROOT)/bin/nodelink -root $(ROOT) -out $(ROOT)/dist/bench.json $(BENCH_ARGS)
 
 .PHONY: manifests
-manifests: controlplane ## Render each module's installation (config/default) into dist/manifests/<module>-components.yaml.
+manifests: controlplane ## Render each module's installation (config/default) into dist/manifests/<module>-components.yaml, and its monitoring (config/prometheus) into <module>-monitoring.yaml.
 	@mkdir -p dist/manifests
 	@for m in machine-api nodelink cluster-api; do \
 		if [ -f $$m/config/default/kustomization.yaml ]; then \
 			$(KUBEBUILDER_ASSETS)/kubectl kustomize $$m/config/default > dist/manifests/$$m-components.yaml; \
 			echo "dist/manifests/$$m-components.yaml"; \
+		fi; \
+		if [ -f $$m/config/prometheus/kustomization.yaml ]; then \
+			$(KUBEBUILDER_ASSETS)/kubectl kustomize $$m/config/prometheus > dist/manifests/$$m-monitoring.yaml; \
+			echo "dist/manifests/$$m-monitoring.yaml (PrometheusRule and ServiceMonitor: needs the Prometheus Operator)"; \
 		fi; \
 	done
 
@@ -128,8 +180,12 @@ tidy: ## Run go mod tidy in every module.
 	@for m in $(MODULES) $(DEV_MODULES) hack/faults; do (cd $$m && GOWORK=off go mod tidy); done
 
 .PHONY: controlplane
-controlplane: ## Build kube-apiserver, kubectl and etcd from source into bin/k8s/ (only when missing or re-pinned).
+controlplane: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from source into bin/k8s/ (only when missing or re-pinned).
 	@hack/controlplane/build.sh
+
+.PHONY: prometheus
+prometheus: ## Build prometheus and promtool from the module hack/prometheus pins into bin/prometheus/ (only when missing or re-pinned).
+	@hack/prometheus/build.sh > /dev/null
 
 .PHONY: build-localstack
 build-localstack:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"machineapi.dev/drain"
 	"machineapi.dev/drain/internal/test"
@@ -18,7 +17,7 @@ import (
 //	KUBEBUILDER_ASSETS=$PWD/../bin/k8s/1.37.2 go test -run '^$' -bench DrainNode100Pods -benchtime 5x
 func BenchmarkDrainNode100Pods(b *testing.B) {
 	const pods = 100
-	env, err := test.Start()
+	env, err := test.Start(test.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +51,7 @@ func BenchmarkDrainNode100Pods(b *testing.B) {
 		b.StartTimer()
 
 		for {
-			res, err := d.Drain(ctx, node, time.Time{})
+			res, err := d.Drain(ctx, node, drain.Step{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -28,13 +28,13 @@ var _ = Describe("Drain", func() {
 	It("cordons a schedulable node once, and Uncordon makes it schedulable again", func(ctx SpecContext) {
 		f := newFixture(ctx, test.Node(""))
 
-		res, err := d.Drain(ctx, f.node, time.Time{})
+		res, err := d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Cordoned).To(BeTrue())
 		Expect(res.Done).To(BeTrue(), "a node without pods is drained by its first step")
 		Expect(f.getNode(ctx).Spec.Unschedulable).To(BeTrue())
 
-		res, err = d.Drain(ctx, f.node, time.Time{})
+		res, err = d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Cordoned).To(BeFalse(), "an unschedulable node is not cordoned again")
 
@@ -52,7 +52,7 @@ var _ = Describe("Drain", func() {
 			f.pod("api-0").Running(),
 			f.pod("api-1").Running())
 
-		res, err := d.Drain(ctx, f.node, time.Time{})
+		res, err := d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Evicted).To(Equal(f.keys("api-0", "api-1")))
 		Expect(res.Done).To(BeFalse(), "evicted pods remain until the kubelet has stopped them")
@@ -63,7 +63,7 @@ var _ = Describe("Drain", func() {
 		Expect(f.getPod(ctx, "api-0").DeletionTimestamp).NotTo(BeNil(), "the eviction was accepted")
 
 		Expect(f.kubelet.FinishTerminatingPods(ctx)).To(Equal(2))
-		res, err = d.Drain(ctx, f.node, time.Time{})
+		res, err = d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Done).To(BeTrue())
 		Expect(res.Summary()).To(Equal("drained node " + f.node + "; 2 pods left in place"))
@@ -78,12 +78,13 @@ var _ = Describe("Drain", func() {
 		f := newFixture(ctx, test.Node(""))
 		// Budgets only protect running, ready pods: the Eviction API deletes pending ones at once.
 		f.create(ctx, f.pod("web-0").Label("app", "web").Running())
-		// No disruption controller runs in envtest: CreatePDB writes the status it would compute,
-		// disruptionsAllowed 0 for maxUnavailable 0, with observedGeneration = generation.
-		pdb, err := test.CreatePDB(ctx, f.client, test.PDB(f.namespace, "web").MaxUnavailable(0).Allows(0).Build())
+		// kube-controller-manager's disruption controller computes the status: 1 healthy pod and
+		// minAvailable 1 allow no disruption.
+		pdb, err := test.CreatePDB(ctx, f.client, test.PDB(f.namespace, "web").MinAvailable(1).Build())
 		Expect(err).NotTo(HaveOccurred())
+		Eventually(test.BudgetAllows(ctx, f.client, f.key("web"), 0)).Should(Succeed())
 
-		res, err := d.Drain(ctx, f.node, time.Time{})
+		res, err := d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Done).To(BeFalse())
 		Expect(res.Evicted).To(BeEmpty())
@@ -97,23 +98,18 @@ var _ = Describe("Drain", func() {
 		err = f.client.PolicyV1().Evictions(f.namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: "web-0"}})
 		Expect(apierrors.IsTooManyRequests(err)).To(BeTrue(), "got %v", err)
 
-		By("relaxing the budget: the new generation is not observed until the disruption controller (here: the test) writes the status")
-		pdb.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(1))
-		pdb, err = f.client.PolicyV1().PodDisruptionBudgets(f.namespace).Update(ctx, pdb, metav1.UpdateOptions{})
+		By("relaxing the budget: once the disruption controller has observed the new generation, it allows one disruption")
+		_, err = f.client.PolicyV1().PodDisruptionBudgets(f.namespace).Patch(ctx, pdb.Name, types.MergePatchType,
+			[]byte(`{"spec":{"minAvailable":0}}`), metav1.PatchOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		plan, err := d.Plan(ctx, f.node)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(plan.Blocked).To(HaveLen(1))
-		Expect(plan.Blocked[0].Reason).To(ContainSubstring("its status is out of date"))
-		_, err = test.WritePDBStatus(ctx, f.client, pdb, 1)
-		Expect(err).NotTo(HaveOccurred())
+		Eventually(test.BudgetAllows(ctx, f.client, f.key("web"), 1)).Should(Succeed())
 
-		res, err = d.Drain(ctx, f.node, time.Time{})
+		res, err = d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Evicted).To(Equal(f.keys("web-0")))
 		Expect(res.Blocked).To(BeEmpty())
 		Expect(f.kubelet.FinishTerminatingPods(ctx)).To(Equal(1))
-		res, err = d.Drain(ctx, f.node, time.Time{})
+		res, err = d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Done).To(BeTrue())
 	})
@@ -131,20 +127,20 @@ var _ = Describe("Drain", func() {
 		d, err := drain.New(env.Client, drain.Options{Clock: clock})
 		Expect(err).NotTo(HaveOccurred())
 
-		res, err := d.Drain(ctx, f.node, time.Time{})
+		res, err := d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Unreachable).To(BeTrue())
 		Expect(res.Evicted).To(Equal(f.keys("api-0", "stuck")))
 		Expect(f.getPod(ctx, "stuck").DeletionGracePeriodSeconds).To(Equal(ptr.To[int64](1)))
 
 		// No kubelet will ever stop them: both pods stay terminating.
-		res, err = d.Drain(ctx, f.node, time.Time{})
+		res, err = d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Done).To(BeFalse(), "pods terminating for less than the timeout are waited for")
 		Expect(res.Terminating).To(Equal(f.keys("api-0", "stuck")))
 
 		clock.SetTime(clock.Now().Add(time.Minute))
-		res, err = d.Drain(ctx, f.node, time.Time{})
+		res, err = d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Done).To(BeTrue())
 		Expect(res.Skipped).To(HaveLen(2))
@@ -159,7 +155,7 @@ var _ = Describe("Drain", func() {
 		d, err := drain.New(env.Client, drain.Options{AssumeUnreachable: true})
 		Expect(err).NotTo(HaveOccurred())
 
-		res, err := d.Drain(ctx, f.node, time.Time{})
+		res, err := d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Unreachable).To(BeTrue())
 		Expect(f.getPod(ctx, "api-0").DeletionGracePeriodSeconds).To(Equal(ptr.To[int64](1)))
@@ -179,11 +175,12 @@ var _ = Describe("Drain", func() {
 			f.pod("keep").Label(drain.DefaultSkipLabelKey, drain.DefaultSkipLabelValue).Running(),
 			f.pod("agent-x").OwnedByDaemonSet(ds).Label("app", "agent").Running(),
 			f.pod("static-web").Mirror().Running())
-		// The budget allows one of web-0 and web-1 to go in this step.
-		_, err = test.CreatePDB(ctx, f.client, test.PDB(f.namespace, "web").MaxUnavailable(1).Allows(1).Build())
+		// The budget allows one of web-0 and web-1 to go in this step (2 healthy, minAvailable 1).
+		_, err = test.CreatePDB(ctx, f.client, test.PDB(f.namespace, "web").MinAvailable(1).Build())
 		Expect(err).NotTo(HaveOccurred())
+		Eventually(test.BudgetAllows(ctx, f.client, f.key("web"), 1)).Should(Succeed())
 
-		plan, err := d.Plan(ctx, f.node)
+		plan, err := d.Plan(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(plan.Evict).To(Equal(f.keys("api-0", "api-1", "orphan", "web-0")))
 		Expect(plan.Blocked).To(HaveLen(2)) // web-1 by the budget, scratch by emptyDir
@@ -193,7 +190,7 @@ var _ = Describe("Drain", func() {
 			Expect(f.getPod(ctx, name).DeletionTimestamp).To(BeNil(), "Plan must not evict %s", name)
 		}
 
-		res, err := d.Drain(ctx, f.node, time.Time{})
+		res, err := d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Cordoned).To(BeTrue())
 		Expect(res.Evicted).To(Equal(plan.Evict))
@@ -209,14 +206,14 @@ var _ = Describe("Drain", func() {
 		f := newFixture(ctx, test.Node(""))
 		f.create(ctx, f.pod("a").Running(), f.pod("b").Running(), f.pod("c").Running())
 
-		res, err := d.Drain(ctx, f.node, time.Time{})
+		res, err := d.Drain(ctx, f.node, drain.Step{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Evicted).To(Equal(f.keys("a", "b", "c")))
 		Expect(res.Done).To(BeFalse())
 
 		// No kubelet: the pods stay terminating. Each step returns at once and says so.
 		for range 3 {
-			res, err = d.Drain(ctx, f.node, time.Time{})
+			res, err = d.Drain(ctx, f.node, drain.Step{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Done).To(BeFalse())
 			Expect(res.Evicted).To(BeEmpty(), "a terminating pod is not evicted again")

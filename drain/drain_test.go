@@ -28,8 +28,8 @@ func TestNodeNotFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_, drainErr := d.Drain(ctx, "gone", nilTime)
-	_, planErr := d.Plan(ctx, "gone")
+	_, drainErr := d.Drain(ctx, "gone", drain.Step{})
+	_, planErr := d.Plan(ctx, "gone", drain.Step{})
 	uncordonErr := d.Uncordon(ctx, "gone")
 	for name, err := range map[string]error{"Drain": drainErr, "Plan": planErr, "Uncordon": uncordonErr} {
 		if !errors.Is(err, drain.ErrNodeNotFound) || !apierrors.IsNotFound(err) {
@@ -82,7 +82,7 @@ func TestDrainStopsEvictingWhenItsContextEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Drain(ctx, "n1", nilTime)
+	res, err := d.Drain(ctx, "n1", drain.Step{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestDrainReportsRefusedEvictionsAndCallsHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Drain(context.Background(), "n1", nilTime)
+	res, err := d.Drain(context.Background(), "n1", drain.Step{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestDrainAsksForTheConfiguredGracePeriod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := d.Drain(context.Background(), "n1", nilTime); err != nil {
+			if _, err := d.Drain(context.Background(), "n1", drain.Step{}); err != nil {
 				t.Fatal(err)
 			}
 			if len(asked) != 1 || !ptr.Equal(asked[0], tc.want) {
@@ -206,7 +206,7 @@ func TestSkipLabelIsConfigurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := d.Plan(context.Background(), "n1")
+	plan, err := d.Plan(context.Background(), "n1", drain.Step{})
 	if err != nil {
 		t.Fatal(err)
 	}

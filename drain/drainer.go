@@ -3,7 +3,6 @@ package drain
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,14 +38,21 @@ func New(client kubernetes.Interface, opts Options) (*Drainer, error) {
 
 // Drain runs one drain step on the node and returns at the latest after Options.StepTimeout: it
 // cordons the node if it is schedulable, evicts through the Eviction API the pods it may evict now
-// (exactly those Plan would list), and reports what is left. It never waits for pods to go: call it
-// again, for example after a requeue, until Result.Done.
+// and deletes those the pod deadline or the unreachable bound say to delete (exactly those Plan
+// would list), and reports what is left. It never waits for pods to go: call it again, for
+// example after a requeue (by Result.NextDeletion at the latest), until Result.Done.
 //
-// startedAt is when draining this node began (for Result.Elapsed); pass the zero time if unknown.
-// Per-pod problems (a budget, a failed eviction) are in Result.Blocked, not in the error; the error
-// is for a step that could not look at the node at all, and wraps ErrNodeNotFound when the Node
-// does not exist.
-func (d *Drainer) Drain(ctx context.Context, nodeName string, startedAt time.Time) (*Result, error) {
+// step carries the drain's rules, its pod deadline and when draining this node began (for
+// Result.Elapsed), normally NodeDecision.Step of the DecideNode decision that allowed this step;
+// the zero Step drains every pod in one group, without a deadline. Drain does not consult
+// DecideNode itself: what holds a drain and when it gives up are the caller's to ask. Per-pod
+// problems (a budget, a failed eviction) are in Result.Blocked, not in the error; the error is
+// for a step that could not look at the node at all or a rule it cannot use, and wraps
+// ErrNodeNotFound when the Node does not exist.
+func (d *Drainer) Drain(ctx context.Context, nodeName string, step Step) (*Result, error) {
+	if err := validateRules(step.Rules); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, d.opts.StepTimeout)
 	defer cancel()
 	node, err := d.getNode(ctx, nodeName)
@@ -61,38 +67,42 @@ func (d *Drainer) Drain(ctx context.Context, nodeName string, startedAt time.Tim
 		}
 		res.Cordoned = true
 	}
-	obs, err := d.observe(ctx, h, node)
+	obs, err := d.observe(ctx, h, node, step.Rules)
 	if err != nil {
 		return nil, err
 	}
-	plan := buildPlan(d.opts, obs)
+	plan := decidePods(d.opts, step, obs)
 	h = newHelper(ctx, d.client, d.opts, d.keep, plan.GracePeriodSeconds)
-	outcomes := d.evictAll(ctx, h, plan.evict, obs.pdbs)
+	outcomes := d.removeAll(ctx, h, plan, obs.PodDisruptionBudgets)
 
 	res.record(plan, outcomes)
-	if !startedAt.IsZero() {
-		res.Elapsed = d.opts.Clock.Since(startedAt)
+	if !step.StartedAt.IsZero() {
+		res.Elapsed = d.opts.Clock.Since(step.StartedAt)
 	}
 	return res, nil
 }
 
 // Plan answers "what would a drain step do to this node right now" and changes nothing: it does
-// not cordon and sends no eviction, not even a dry run. It reads the same objects a step reads and
-// decides with the same code, so Drain called right after it evicts exactly Plan.Evict and reports
-// the same Blocked and Skipped pods, unless the cluster changed in between (or the Eviction API
-// refuses an eviction the budgets' status allowed).
-func (d *Drainer) Plan(ctx context.Context, nodeName string) (*Plan, error) {
+// not cordon and sends no eviction or deletion, not even a dry run. It reads the same objects a
+// step reads and decides with the same code, so Drain called right after it, with the same step,
+// evicts exactly Plan.Evict, deletes Plan.Delete and reports the same Blocked and Skipped pods,
+// unless the cluster changed in between (or the Eviction API refuses an eviction the budgets'
+// status allowed).
+func (d *Drainer) Plan(ctx context.Context, nodeName string, step Step) (*Plan, error) {
+	if err := validateRules(step.Rules); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, d.opts.StepTimeout)
 	defer cancel()
 	node, err := d.getNode(ctx, nodeName)
 	if err != nil {
 		return nil, err
 	}
-	obs, err := d.observe(ctx, newHelper(ctx, d.client, d.opts, d.keep, nil), node)
+	obs, err := d.observe(ctx, newHelper(ctx, d.client, d.opts, d.keep, nil), node, step.Rules)
 	if err != nil {
 		return nil, err
 	}
-	return buildPlan(d.opts, obs), nil
+	return decidePods(d.opts, step, obs), nil
 }
 
 // Uncordon makes the node schedulable again, for example when a drain is abandoned. It does

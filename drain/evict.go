@@ -11,12 +11,13 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
 )
 
-// outcome is what became of one eviction request.
+// outcome is what became of one eviction or deletion request.
 type outcome struct {
-	// evicted: the API server accepted the eviction; the pod is terminating.
+	// evicted: the API server accepted the eviction or the deletion; the pod is terminating.
 	evicted bool
 	// gone: the pod no longer existed.
 	gone bool
@@ -24,10 +25,15 @@ type outcome struct {
 	blocked *BlockedPod
 }
 
-// record fills in what a step did from its plan and the outcomes of its evictions, which are in
-// the order of plan.Evict. It makes no API calls.
+// record fills in what a step did from its plan and the outcomes of its requests, which are in
+// the order of plan.Evict, then plan.Delete. It makes no API calls.
 func (r *Result) record(plan *Plan, outcomes []outcome) {
 	r.Unreachable = plan.Unreachable
+	r.UnreachableSince = plan.UnreachableSince
+	r.UnreachableDeleteAt = plan.UnreachableDeleteAt
+	r.DeletingUnreachable = plan.DeletingUnreachable
+	r.NextDeletion = plan.NextDeletion
+	r.PodDeadline = plan.PodDeadline
 	r.Terminating = plan.Terminating
 	r.Skipped = plan.Skipped
 	r.Blocked = slices.Clone(plan.Blocked)
@@ -36,10 +42,18 @@ func (r *Result) record(plan *Plan, outcomes []outcome) {
 		r.Remaining = append(r.Remaining, b.Pod)
 	}
 	for i, o := range outcomes {
-		key := plan.Evict[i]
+		var key types.NamespacedName
+		deleted := i >= len(plan.Evict)
+		if deleted {
+			key = plan.Delete[i-len(plan.Evict)].Pod
+		} else {
+			key = plan.Evict[i]
+		}
 		switch {
 		case o.gone:
 			continue
+		case o.evicted && deleted:
+			r.Deleted = append(r.Deleted, plan.Delete[i-len(plan.Evict)])
 		case o.evicted:
 			r.Evicted = append(r.Evicted, key)
 		case o.blocked != nil:
@@ -52,10 +66,12 @@ func (r *Result) record(plan *Plan, outcomes []outcome) {
 	r.Done = len(r.Remaining) == 0
 }
 
-// evictAll sends one eviction request per pod, at most Options.MaxConcurrentEvictions at a time,
-// and returns their outcomes in the order of pods. Requests not started when ctx ends are not sent.
-// It returns once every request it sent has returned; client-go requests end with ctx.
-func (d *Drainer) evictAll(ctx context.Context, h *kubectldrain.Helper, pods []corev1.Pod, pdbs []policyv1.PodDisruptionBudget) []outcome {
+// removeAll sends the plan's requests: one eviction per pod of plan.Evict, then one deletion per
+// pod of plan.Delete, at most Options.MaxConcurrentEvictions at a time, and returns their outcomes
+// in that order. Requests not started when ctx ends are not sent. It returns once every request
+// it sent has returned; client-go requests end with ctx.
+func (d *Drainer) removeAll(ctx context.Context, h *kubectldrain.Helper, plan *Plan, pdbs []policyv1.PodDisruptionBudget) []outcome {
+	pods := append(slices.Clone(plan.evict), plan.delete...)
 	out := make([]outcome, len(pods))
 	slots := make(chan struct{}, d.opts.MaxConcurrentEvictions)
 	var wg sync.WaitGroup
@@ -72,7 +88,11 @@ func (d *Drainer) evictAll(ctx context.Context, h *kubectldrain.Helper, pods []c
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			out[i] = d.evict(ctx, h, &pods[i], pdbs)
+			if i < len(plan.evict) {
+				out[i] = d.evict(ctx, h, &pods[i], pdbs)
+			} else {
+				out[i] = d.deletePod(ctx, &pods[i], plan.Delete[i-len(plan.evict)].GracePeriodSeconds)
+			}
 		})
 	}
 	wg.Wait()
@@ -113,6 +133,41 @@ func (d *Drainer) evict(ctx context.Context, h *kubectldrain.Helper, pod *corev1
 	}
 }
 
+// deletePod deletes one pod with the given grace period, bypassing the Eviction API (so no
+// PodDisruptionBudget is consulted), and classifies the answer. The deletion is guarded by the
+// pod's UID, so a pod re-created under the same name is left alone (and reported gone).
+func (d *Drainer) deletePod(ctx context.Context, pod *corev1.Pod, grace int64) outcome {
+	if d.opts.OnPodDeletionOrEvictionStarted != nil {
+		d.opts.OnPodDeletionOrEvictionStarted(pod, false)
+	}
+	err := d.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &grace,
+		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+	})
+	gone := apierrors.IsNotFound(err) || apierrors.IsConflict(err)
+	if d.opts.OnPodDeletionOrEvictionFinished != nil {
+		finished := err
+		if gone {
+			finished = nil
+		}
+		d.opts.OnPodDeletionOrEvictionFinished(pod, false, finished)
+	}
+	switch {
+	case err == nil:
+		return outcome{evicted: true}
+	case gone:
+		return outcome{gone: true}
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		return outcome{blocked: d.deadlineReached(pod)}
+	case apierrors.IsForbidden(err):
+		return outcome{blocked: &BlockedPod{Pod: keyOf(pod), Cause: CauseEvictionError,
+			Reason: fmt.Sprintf("not deleted: %v (the drainer needs permission to delete pods)", err)}}
+	default:
+		return outcome{blocked: &BlockedPod{Pod: keyOf(pod), Cause: CauseEvictionError,
+			Reason: fmt.Sprintf("not deleted: deletion failed: %v; the next step retries", err)}}
+	}
+}
+
 // freshBudgets re-reads the budgets of namespace after a refusal, so the reason names what they
 // allow now; it falls back to the ones read at the start of the step.
 func (d *Drainer) freshBudgets(ctx context.Context, namespace string, fallback []policyv1.PodDisruptionBudget) []policyv1.PodDisruptionBudget {
@@ -125,7 +180,7 @@ func (d *Drainer) freshBudgets(ctx context.Context, namespace string, fallback [
 
 func (d *Drainer) deadlineReached(pod *corev1.Pod) *BlockedPod {
 	return &BlockedPod{Pod: keyOf(pod), Cause: CauseStepDeadline,
-		Reason: fmt.Sprintf("not evicted in this step: its deadline (%s) came first; the next step continues", d.opts.StepTimeout)}
+		Reason: fmt.Sprintf("not removed in this step: its deadline (%s) came first; the next step continues", d.opts.StepTimeout)}
 }
 
 // refusalMessage returns the Eviction API's explanation of a refusal: the disruption budget cause

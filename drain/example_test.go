@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -39,7 +40,7 @@ func ExampleDrainer_Drain() {
 
 	startedAt := clock.Now()
 	for step := 1; step <= 10; step++ {
-		res, err := d.Drain(context.Background(), "n1", startedAt)
+		res, err := d.Drain(context.Background(), "n1", drain.Step{StartedAt: startedAt})
 		if err != nil {
 			panic(err)
 		}
@@ -60,14 +61,14 @@ func ExampleDrainer_Plan() {
 	client := fake.NewClientset(node("n1"),
 		replicaPod("api-0", nil),
 		replicaPod("web-0", map[string]string{"app": "web"}),
-		pdb("web", 0),
+		pdb("web"),
 		daemonSet("agent"), daemonPod("agent-x", "agent"))
 	d, err := drain.New(client, drain.Options{})
 	if err != nil {
 		panic(err)
 	}
 
-	plan, err := d.Plan(context.Background(), "n1")
+	plan, err := d.Plan(context.Background(), "n1", drain.Step{})
 	if err != nil {
 		panic(err)
 	}
@@ -84,6 +85,42 @@ func ExampleDrainer_Plan() {
 	// evict: [default/api-0]
 	// blocked: pod default/web-0 blocked by PodDisruptionBudget default/web (allows 0 disruptions)
 	// skipped: pod default/agent-x: ignoring DaemonSet-managed Pods
+}
+
+// A Step's rules give pods a behaviour and an order group: here the databases are drained only
+// once the other pods are gone, a batch job is waited for until it completes, and a pod's own
+// label overrides the rules.
+func ExamplePodRule() {
+	client := fake.NewClientset(node("n1"),
+		replicaPod("api-0", nil),
+		replicaPod("db-0", map[string]string{"app": "db"}),
+		replicaPod("db-1", map[string]string{"app": "db", drain.DefaultSkipLabelKey: "skip"}),
+		replicaPod("job-0", map[string]string{"workload": "batch"}))
+	d, err := drain.New(client, drain.Options{})
+	if err != nil {
+		panic(err)
+	}
+	step := drain.Step{Rules: []drain.PodRule{
+		{Name: "databases-last", Behavior: drain.BehaviorDrain, Order: 100, Pods: []drain.PodSelector{{Labels: labels.SelectorFromSet(labels.Set{"app": "db"})}}},
+		{Name: "batch-jobs-finish", Behavior: drain.BehaviorWaitCompleted, Pods: []drain.PodSelector{{Labels: labels.SelectorFromSet(labels.Set{"workload": "batch"})}}},
+	}}
+
+	plan, err := d.Plan(context.Background(), "n1", step)
+	if err != nil {
+		panic(err)
+	}
+	for _, v := range plan.Pods {
+		fmt.Printf("%s: %s, group %d (%s): %s", v.Pod.Name, v.Behavior, v.Order, v.Rule, v.Action)
+		if v.Reason != "" {
+			fmt.Printf(": %s", v.Reason)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// api-0: Drain, group 0 (): Evict
+	// db-0: Drain, group 100 (databases-last): Wait: waits for order group 0 to finish first (1 pod left); its own group is 100 (Drain by databases-last)
+	// db-1: Skip, group 0 (label machine.machineapi.dev/drain=skip): Skip: has label machine.machineapi.dev/drain=skip
+	// job-0: WaitCompleted, group 0 (batch-jobs-finish): Wait: not evicted: waits until it completes (WaitCompleted by batch-jobs-finish)
 }
 
 // Summary is meant for a condition message: it names what holds the drain back.
@@ -129,16 +166,16 @@ func daemonPod(name, daemonSet string) *corev1.Pod {
 	return pod
 }
 
-// pdb is a budget for pods labelled app=<name> whose status, as the disruption controller wrote
-// it, allows the given number of disruptions.
-func pdb(name string, allowed int32) *policyv1.PodDisruptionBudget {
-	maxUnavailable := intstr.FromInt32(allowed)
+// pdb is a budget for pods labelled app=<name> that allows no disruption: maxUnavailable 0, and a
+// status of zero disruptions allowed (the fake clientset runs no disruption controller; its status
+// is the zero value).
+func pdb(name string) *policyv1.PodDisruptionBudget {
+	maxUnavailable := intstr.FromInt32(0)
 	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: &maxUnavailable,
 			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 		},
-		Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
 	}
 }

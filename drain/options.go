@@ -25,6 +25,12 @@ const (
 	// UnreachableGracePeriodSeconds is the grace period evictions use on an unreachable node: no
 	// kubelet will run the pods' shutdown anyway, so their deletion timestamp should come soon.
 	UnreachableGracePeriodSeconds int64 = 1
+	// DefaultUnreachableDeleteAfter is how long a node must have been unreachable (Ready=Unknown,
+	// counted from the condition's lastTransitionTime) before the drain deletes its pods instead
+	// of evicting them. It is the tolerationSeconds Kubernetes gives every pod for the
+	// node.kubernetes.io/unreachable taint by default: by then the pods cannot have been serving
+	// for a while, and the node lifecycle controller would evict most of them anyway.
+	DefaultUnreachableDeleteAfter = 5 * time.Minute
 )
 
 // Options configure a Drainer. The zero value is valid: every field has a default.
@@ -39,7 +45,9 @@ type Options struct {
 
 	// SkipLabelKey and SkipLabelValue name the pod label that leaves a pod alone: a pod carrying
 	// SkipLabelKey=SkipLabelValue is never evicted and does not hold the drain back.
-	// They default to DefaultSkipLabelKey and DefaultSkipLabelValue.
+	// They default to DefaultSkipLabelKey and DefaultSkipLabelValue. SkipLabelKey is the
+	// override label of every rule (see PodRule): its values WaitCompletedLabelValue and
+	// order-<n> (OrderLabelValuePrefix) decide a pod's behaviour and order group too.
 	SkipLabelKey   string
 	SkipLabelValue string
 
@@ -51,6 +59,12 @@ type Options struct {
 	// past its deletion timestamp before the drain stops waiting for it.
 	// Defaults to DefaultUnreachableTerminatingTimeout.
 	UnreachableTerminatingTimeout time.Duration
+
+	// UnreachableDeleteAfter is how long a node must have been unreachable (its Ready condition
+	// Unknown since its lastTransitionTime) before the pods that have to leave are deleted rather
+	// than evicted, so that no PodDisruptionBudget holds such a drain forever.
+	// Defaults to DefaultUnreachableDeleteAfter.
+	UnreachableDeleteAfter time.Duration
 
 	// StepTimeout bounds one call of Drain or Plan, API requests included. Evictions not started by
 	// then are reported as blocked for this step and retried on the next. Defaults to DefaultStepTimeout.
@@ -65,11 +79,11 @@ type Options struct {
 	Clock clock.PassiveClock
 
 	// OnPodDeletionOrEvictionStarted is called just before an eviction request for pod is sent
-	// (usingEviction is always true: this package never deletes pods directly). It may be called
-	// from several goroutines at once.
+	// (usingEviction true) or, past the pod deadline or the unreachable bound, a deletion request
+	// (usingEviction false). It may be called from several goroutines at once.
 	OnPodDeletionOrEvictionStarted func(pod *corev1.Pod, usingEviction bool)
 
-	// OnPodDeletionOrEvictionFinished is called when that eviction request has returned: err is nil
+	// OnPodDeletionOrEvictionFinished is called when that request has returned: err is nil
 	// when the API server accepted it (the pod is now terminating) or the pod was already gone,
 	// otherwise the refusal, such as a 429 from a PodDisruptionBudget. Unlike kubectl, a step does
 	// not wait for the pod to disappear. It may be called from several goroutines at once.
@@ -94,6 +108,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.UnreachableTerminatingTimeout == 0 {
 		o.UnreachableTerminatingTimeout = DefaultUnreachableTerminatingTimeout
 	}
+	if o.UnreachableDeleteAfter == 0 {
+		o.UnreachableDeleteAfter = DefaultUnreachableDeleteAfter
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -104,6 +121,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("drain option MaxConcurrentEvictions is %d: use a positive number or 0 for the default (%d)", o.MaxConcurrentEvictions, DefaultMaxConcurrentEvictions)
 	case o.UnreachableTerminatingTimeout < 0:
 		return o, fmt.Errorf("drain option UnreachableTerminatingTimeout is %s: use a positive duration or 0 for the default (%s)", o.UnreachableTerminatingTimeout, DefaultUnreachableTerminatingTimeout)
+	case o.UnreachableDeleteAfter < 0:
+		return o, fmt.Errorf("drain option UnreachableDeleteAfter is %s: use a positive duration or 0 for the default (%s)", o.UnreachableDeleteAfter, DefaultUnreachableDeleteAfter)
 	case o.GracePeriodSeconds != nil && *o.GracePeriodSeconds < 0:
 		return o, fmt.Errorf("drain option GracePeriodSeconds is %d: use 0 or more, or nil for each pod's own", *o.GracePeriodSeconds)
 	}
@@ -121,10 +140,4 @@ func (o Options) keepSelector() (string, error) {
 		return "", fmt.Errorf("drain options SkipLabelKey=%q, SkipLabelValue=%q do not make a valid label: %w", o.SkipLabelKey, o.SkipLabelValue, err)
 	}
 	return labels.NewSelector().Add(*req).String(), nil
-}
-
-// hasSkipLabel reports whether pod carries the skip label.
-func (o Options) hasSkipLabel(pod *corev1.Pod) bool {
-	v, ok := pod.Labels[o.SkipLabelKey]
-	return ok && v == o.SkipLabelValue
 }

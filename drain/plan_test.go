@@ -66,7 +66,7 @@ func TestPlanUsesKubectlFilters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err := d.Plan(context.Background(), "n1")
+			plan, err := d.Plan(context.Background(), "n1", drain.Step{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,6 +30,11 @@ const (
 	// CauseStepDeadline: the step's deadline (Options.StepTimeout) came before the eviction request
 	// was sent or answered; the next step retries.
 	CauseStepDeadline Cause = "StepDeadline"
+	// CauseWaitCompleted: the pod's behaviour is WaitCompleted: it is never evicted, and the drain
+	// waits until it has completed or is gone.
+	CauseWaitCompleted Cause = "WaitCompleted"
+	// CauseDrainOrder: the pod's order group comes after one whose pods are not all gone yet.
+	CauseDrainOrder Cause = "DrainOrder"
 )
 
 // PodDisruptionBudgetRef names a PodDisruptionBudget and what its status allowed when it was read.
@@ -50,6 +55,20 @@ type BlockedPod struct {
 	PodDisruptionBudgets []PodDisruptionBudgetRef
 }
 
+// DeletedPod is a pod a step deletes instead of evicting it: past the pod deadline, or on a node
+// unreachable for longer than Options.UnreachableDeleteAfter. No PodDisruptionBudget is consulted.
+type DeletedPod struct {
+	Pod types.NamespacedName
+	// Reason completes the sentence "pod <namespace>/<name> ...", e.g. "deleted, not evicted,
+	// with its 30s grace period, to be gone by the pod deadline 2026-01-01T12:00:00Z; until then
+	// it was blocked by PodDisruptionBudget default/web (allows 0 disruptions)".
+	Reason string
+	// GracePeriodSeconds is the grace period the deletion asks for.
+	GracePeriodSeconds int64
+	// PodDisruptionBudgets are the budgets that select the pod: it is deleted over them.
+	PodDisruptionBudgets []PodDisruptionBudgetRef
+}
+
 // SkippedPod is a pod the drain leaves on the node and does not wait for.
 type SkippedPod struct {
 	Pod types.NamespacedName
@@ -67,10 +86,29 @@ type Plan struct {
 	// Unreachable is true in unreachable-node mode: the node's Ready condition is Unknown, or
 	// Options.AssumeUnreachable is set.
 	Unreachable bool
+	// UnreachableSince, on an unreachable node, is when its Ready condition turned Unknown (zero
+	// when not known, e.g. with Options.AssumeUnreachable on a Ready node).
+	UnreachableSince time.Time
+	// UnreachableDeleteAt, when UnreachableSince is known, is UnreachableSince plus
+	// Options.UnreachableDeleteAfter: from then on the pods that have to leave are deleted.
+	UnreachableDeleteAt time.Time
+	// DeletingUnreachable is true once the node has been unreachable for longer than
+	// Options.UnreachableDeleteAfter: the pods that have to leave are deleted, not evicted.
+	DeletingUnreachable bool
+	// PodDeadline is the step's Step.PodDeadline: pods still holding the drain are deleted its
+	// grace period before it.
+	PodDeadline time.Time
+	// NextDeletion is when the next pod that now waits will be deleted if it still holds the
+	// drain (the earliest PodVerdict.DeleteAt, or the end of the unreachable bound); zero when
+	// none will. A caller polls again by then.
+	NextDeletion time.Time
 	// GracePeriodSeconds is the grace period the evictions ask for; nil means each pod's own.
 	GracePeriodSeconds *int64
 	// Evict lists the pods the step evicts, sorted by namespace and name.
 	Evict []types.NamespacedName
+	// Delete lists the pods the step deletes instead of evicting them, sorted by namespace and
+	// name.
+	Delete []DeletedPod
 	// Terminating lists pods that are already terminating: the drain waits for them to go and does
 	// not evict them again.
 	Terminating []types.NamespacedName
@@ -78,9 +116,12 @@ type Plan struct {
 	Blocked []BlockedPod
 	// Skipped lists the pods the drain leaves on the node, with why.
 	Skipped []SkippedPod
+	// Pods is the drain policy's verdict on every pod of the node (DecidePods), sorted by
+	// namespace and name; Evict, Delete, Terminating, Blocked and Skipped group the same verdicts.
+	Pods []PodVerdict
 
-	// evict holds the pods in Evict, in the same order.
-	evict []corev1.Pod
+	// evict and delete hold the pods in Evict and Delete, in the same order.
+	evict, delete []corev1.Pod
 }
 
 // Result is what one drain step did and what is left.
@@ -93,9 +134,23 @@ type Result struct {
 	Cordoned bool
 	// Unreachable is true when the step ran in unreachable-node mode.
 	Unreachable bool
+	// UnreachableSince, UnreachableDeleteAt and DeletingUnreachable are the plan's: since when
+	// the node has been unreachable, from when and whether its pods are deleted rather than
+	// evicted.
+	UnreachableSince    time.Time
+	UnreachableDeleteAt time.Time
+	DeletingUnreachable bool
+	// NextDeletion is the plan's: when the next pod still holding the drain will be deleted.
+	NextDeletion time.Time
+	// PodDeadline is the step's Step.PodDeadline.
+	PodDeadline time.Time
 	// Evicted lists the pods whose eviction the API server accepted in this step. They are
 	// terminating and still count in Remaining until they are gone.
 	Evicted []types.NamespacedName
+	// Deleted lists the pods whose deletion the API server accepted in this step (instead of
+	// an eviction), with why and over which budgets. They are terminating and still count in
+	// Remaining until they are gone.
+	Deleted []DeletedPod
 	// Remaining lists the pods that still have to leave the node: evicted but not yet gone,
 	// terminating, or blocked.
 	Remaining []types.NamespacedName
@@ -136,9 +191,22 @@ func (r *Result) Summary() string {
 	if r.Elapsed > 0 {
 		fmt.Fprintf(&b, " for %s", r.Elapsed.Round(time.Second))
 	}
+	switch {
+	case r.DeletingUnreachable:
+		fmt.Fprintf(&b, " (unreachable since %s: its pods are deleted, not evicted)", formatTime(r.UnreachableSince))
+	case !r.UnreachableDeleteAt.IsZero():
+		fmt.Fprintf(&b, " (unreachable since %s: its pods are deleted from %s on)", formatTime(r.UnreachableSince), formatTime(r.UnreachableDeleteAt))
+	}
 	fmt.Fprintf(&b, ": %s remaining", pods(len(r.Remaining)))
+	var did []string
 	if n := len(r.Evicted); n > 0 {
-		fmt.Fprintf(&b, " (%d evicted in this step)", n)
+		did = append(did, fmt.Sprintf("%d evicted", n))
+	}
+	if n := len(r.Deleted); n > 0 {
+		did = append(did, fmt.Sprintf("%d deleted", n))
+	}
+	if len(did) > 0 {
+		fmt.Fprintf(&b, " (%s in this step)", strings.Join(did, ", "))
 	}
 	for i, p := range r.Blocked {
 		if i == maxBlockedInSummary {
@@ -148,6 +216,29 @@ func (r *Result) Summary() string {
 		fmt.Fprintf(&b, "; pod %s %s", p.Pod, p.Reason)
 	}
 	return b.String()
+}
+
+// DeletionSummary returns one line naming every pod the step deleted instead of evicting, with
+// why and the budgets it was deleted over, for a Warning event; "" when it deleted none. E.g.
+// "deleted 1 pod of node n1 instead of evicting it: default/web-0 (grace period 30s, over
+// PodDisruptionBudget default/web allowing 0 disruptions): deleted, not evicted, ...".
+func (r *Result) DeletionSummary() string {
+	if len(r.Deleted) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(r.Deleted))
+	for _, d := range r.Deleted {
+		about := fmt.Sprintf("grace period %ds", d.GracePeriodSeconds)
+		for _, pdb := range d.PodDisruptionBudgets {
+			about += fmt.Sprintf(", over PodDisruptionBudget %s allowing %s", pdb.NamespacedName, disruptions(pdb.DisruptionsAllowed))
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s): %s", d.Pod, about, d.Reason))
+	}
+	verb := "them"
+	if len(r.Deleted) == 1 {
+		verb = "it"
+	}
+	return fmt.Sprintf("deleted %s of node %s instead of evicting %s: %s", pods(len(r.Deleted)), r.Node, verb, strings.Join(parts, "; "))
 }
 
 func pods(n int) string {

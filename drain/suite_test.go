@@ -14,10 +14,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"machineapi.dev/drain/internal/test"
+	"machineapi.dev/drain/testplane"
 )
 
-// env is the kube-apiserver and etcd the suite runs against (envtest: no kubelet, no
-// kube-controller-manager).
+// env is the kube-apiserver and etcd the suite runs against, with kube-controller-manager's
+// disruption controller computing PodDisruptionBudget status (no kubelet: test.Kubelet stands in).
 var env *test.Env
 
 // TestDrainOnAPIServer runs the envtest suite. It fails, never skips, when there is no API server
@@ -29,7 +30,7 @@ func TestDrainOnAPIServer(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, err = test.Start()
+	env, err = test.Start(test.Options{Controllers: testplane.DisruptionControllers})
 	Expect(err).NotTo(HaveOccurred())
 })
 

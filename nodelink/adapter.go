@@ -1,24 +1,9 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -64,6 +49,27 @@ type Adapter[M client.Object] interface {
 	// LastTransitionTime; for typed []metav1.Condition lists meta.SetStatusCondition does exactly
 	// this.
 	SetLinkCondition(m M, c metav1.Condition)
+}
+
+// LinkApplier is an optional interface of an Adapter. An adapter that implements it has nodelink
+// record a link with one server-side apply of only the fields nodelink owns, under the field manager
+// Options.Name, instead of a JSON merge patch guarded by the machine's resourceVersion: the API
+// server merges it with what other controllers write, so it is never refused for their writes
+// (409 Conflict), and no fresh read and second write follow.
+//
+// Implement it only when the machine CRD's schema makes that merge safe: the conditions a map-list
+// keyed by type (x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [type], which
+// metav1.Condition lists with +listType=map and +listMapKey=type declare), and the node reference
+// a field of the status that no other controller writes. On an atomic conditions list an apply
+// would replace every other controller's conditions; there the merge patch, which carries them
+// over, is the only safe write, and it is what nodelink does for adapters without this interface
+// (NewUnstructuredAdapter's among them).
+type LinkApplier[M client.Object] interface {
+	// LinkApplyConfiguration returns the apply configuration of m's status subresource holding
+	// m's name, namespace and UID (so that the write fails rather than land on a machine
+	// re-created under the same name), the node reference ref (left out when nil: none recorded
+	// yet) and the condition c, and nothing else: a field nodelink owns and leaves out is removed.
+	LinkApplyConfiguration(m M, ref *NodeRef, c metav1.Condition) runtime.ApplyConfiguration
 }
 
 // NodeRef identifies the Node a machine is linked to.

@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 // Package nodelink links every Node to the machine-like object it runs on, as soon as the Node
 // appears, and then keeps the Node's identity-bearing metadata (labels, annotations, taints) in
 // sync with that object. It knows no machine types: an [Adapter] tells it how to read and record
@@ -23,10 +7,17 @@ limitations under the License.
 // # What it owns
 //
 // On the machine: the node reference (status.nodeRef) and one condition, [ConditionNodeLinked].
-// Nothing else of its status is written; the write is a JSON merge patch computed from the object
-// as read, guarded by a resourceVersion precondition (optimistic locking), so conditions and
-// status fields written by other controllers are carried over unchanged, whether the CRD declares
-// its conditions as a map-list or as an atomic list (server-side apply would clobber the latter).
+// Nothing else of its status is written. By default the write is a JSON merge patch computed from
+// the object as read, guarded by a resourceVersion precondition (optimistic locking), so conditions
+// and status fields written by other controllers are carried over unchanged, whether the CRD
+// declares its conditions as a map-list or as an atomic list (server-side apply would clobber the
+// latter). An adapter whose CRD has a map-list of conditions says so by implementing
+// [LinkApplier]: the write is then a server-side apply of those two fields under the field manager
+// Options.Name, which the API server merges with other controllers' writes and never refuses
+// because of them. With [Options.Recorder], the linker's reconciles write nothing: a controller
+// that writes the machines' status in the same process records the link in its own write
+// ([LinkRecorder], recorder.go), after [Linker.Link], called from its reconcile, has claimed the
+// Node.
 //
 // On the Node: the annotations <prefix>/machine and <prefix>/cluster-namespace (the machine's
 // name and namespace, read by cluster-autoscaler), the labels, annotations and taints the machine
@@ -51,8 +42,9 @@ limitations under the License.
 //     NodeLinked=False/NodeDeleted and status.nodeRef is kept, so health checks see "nodeRef set
 //     but Node gone"; only a Node with the machine's own providerID re-links it (a kubelet that
 //     re-registers its deleted Node object).
-//   - Every write is one patch with optimistic locking, and nothing is written when nothing
-//     changed: a reconcile of a linked, in-sync pair makes no API call. Linking a pair costs two
+//   - Every write is one patch with optimistic locking (or, on a LinkApplier's machines, one
+//     apply of nodelink's own fields), and nothing is written when nothing changed: a reconcile
+//     of a linked, in-sync pair makes no API call. Linking a pair costs two
 //     writes (the Node patch, then the machine's status patch): reconciles read nodelink's own
 //     writes until the caches show them (recent.go), so they do not fail the lock on stale copies.
 //   - Machines outside Options.Namespace or Options.Selector, and machines Options.Paused reports,
@@ -77,13 +69,19 @@ limitations under the License.
 // reachability probe feeds a channel source; sight.go enqueues the machines waiting for a Node).
 // Transient errors are returned and retried with the controller's exponential backoff. An
 // optimistic-lock conflict on a Node is not retried: every Node change brings its machines back
-// once the cache shows it. A conflict on a machine's status (another controller wrote it) is
-// written once more on top of the machine read from the API server.
+// once the cache shows it. A conflict on a machine's status merge patch (another controller wrote
+// it) is written once more on top of the machine read from the API server; an apply has none.
+//
+// # Metrics
+//
+// Counters of links, conflicts and IP-reuse refusals (metrics.go), in controller-runtime's
+// registry, counted once per change of a machine's NodeLinked reason.
 //
 // # Where to start
 //
 // [Setup] (a manager's linker) and [NewRemoteLinker] (a linker the caller starts and stops, for a
-// workload cluster) are in linker.go; cmd/nodelink is the standalone binary for any machine CRD. Reconcile, in reconcile.go, reads like a table of contents:
+// workload cluster, buildable while that API server is down) are in linker.go; cmd/nodelink is the standalone binary for any machine CRD. Reconcile, in reconcile.go, reads like a table of contents:
 // matching.go decides (pure), ownership.go computes the Node metadata (pure), status.go computes
-// the condition (pure), nodepatch.go and record.go write.
+// the condition (pure), nodepatch.go and record.go write; recorder.go hands the machine's side
+// over to a LinkRecorder.
 package nodelink

@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink_test
 
 import (
@@ -24,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -84,6 +69,7 @@ var _ = Describe("Linking a Machine to its Node", func() {
 
 	It("links neither of two Machines with the same IP, reports the conflict on both, and links the survivor", func() {
 		m1, m2, node, ip := unique("m"), unique("m"), unique("node"), uniqueIP()
+		conflicts, links := counter("machineapi_nodelink_conflicts_total", nodelink.ReasonMultipleMachinesMatch)(), counter("machineapi_nodelink_links_total", "")()
 		create(builder.Machine(ns, m1).WithInternalIP(ip).Build())
 		create(builder.Machine(ns, m2).WithInternalIP(ip).Build())
 		create(builder.Node(node).WithInternalIP(ip).Build())
@@ -96,10 +82,13 @@ var _ = Describe("Linking a Machine to its Node", func() {
 			Eventually(eventReasons(ns, m)).Should(ContainElement(nodelink.ReasonMultipleMachinesMatch))
 		}
 		Consistently(getMachine(ns, m1)).Should(HaveField("Reason", nodelink.ReasonMultipleMachinesMatch))
+		Expect(counter("machineapi_nodelink_conflicts_total", nodelink.ReasonMultipleMachinesMatch)()).To(Equal(conflicts+2),
+			"one conflict counted per Machine, not per reconcile")
 		Expect(getNode(node)(Default).Annotations).NotTo(HaveKey(annMachine))
 
 		Expect(k8sClient.Delete(ctx, &testmachine.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: m2}})).To(Succeed())
 		Eventually(getLink(ns, m1)).Should(Equal(linkedTo(node)))
+		Eventually(counter("machineapi_nodelink_links_total", "")).Should(BeNumerically(">", links))
 	})
 
 	It("reports two Nodes with the Machine's providerID and links neither", func() {
@@ -113,9 +102,11 @@ var _ = Describe("Linking a Machine to its Node", func() {
 
 	It("refuses a recycled IP whose Node is older than the Machine", func() {
 		name, node, ip := unique("m"), unique("node"), uniqueIP()
+		refusals := counter("machineapi_nodelink_ip_reuse_refusals_total", "")()
 		create(builder.Node(node).WithInternalIP(ip).Build())
-		// Creation timestamps have one-second resolution: make the Node visibly older.
-		time.Sleep(1100 * time.Millisecond)
+		// Creation timestamps have one-second resolution: make the Node visibly older. The API
+		// server stamps them from its own clock, so there is no clock to step instead.
+		time.Sleep(1100 * time.Millisecond) //nolint:forbidigo // the API server's clock must move past a second
 		create(builder.Machine(ns, name).WithInternalIP(ip).Build())
 
 		Eventually(getMachine(ns, name)).Should(And(
@@ -124,6 +115,7 @@ var _ = Describe("Linking a Machine to its Node", func() {
 		Eventually(eventReasons(ns, name)).Should(ContainElement(nodelink.ReasonIPMatchRefused))
 		Consistently(getMachine(ns, name)).Should(HaveField("NodeRef", ""))
 		Expect(getNode(node)(Default).Annotations).NotTo(HaveKey(annMachine))
+		Expect(counter("machineapi_nodelink_ip_reuse_refusals_total", "")()).To(Equal(refusals + 1))
 	})
 
 	It("refuses an IP match with a Node linked to another live Machine", func() {
@@ -171,6 +163,38 @@ var _ = Describe("Linking a Machine to its Node", func() {
 			HaveField("Type", "Ready"), HaveField("Reason", "Booting"), HaveField("Message", "instance booting"))))
 		Expect(m.Status.Addresses).To(HaveLen(1))
 		Expect(m.Status.NodeRef).To(Equal(&testmachine.NodeReference{Kind: "Node", Name: node, UID: getNode(node)(Default).UID}))
+	})
+
+	It("owns only the node reference and its condition, by server-side apply, when the adapter is a LinkApplier", func() {
+		name, node, id := unique("m"), unique("node"), "sim:///"+unique("i")
+		create(builder.Machine(ns, name).WithProviderID(id).Build())
+		create(builder.Node(node).WithProviderID(id).Build())
+		Eventually(getLink(ns, name)).Should(Equal(linkedTo(node)))
+
+		// Another controller applies its own condition: neither write takes the other's fields.
+		other := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": testmachine.GroupVersion.String(), "kind": "Machine",
+			"metadata": map[string]any{"namespace": ns, "name": name},
+			"status": map[string]any{"conditions": []any{map[string]any{
+				"type": "Ready", "status": "True", "reason": "NodeReady", "message": "ready", "lastTransitionTime": "2026-01-01T00:00:00Z",
+			}}},
+		}}
+		Expect(k8sClient.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(other), client.FieldOwner("other-controller"))).To(Succeed())
+
+		var m testmachine.Machine
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &m)).To(Succeed())
+		Expect(m.Status.Conditions).To(ContainElements(HaveField("Type", nodelink.ConditionNodeLinked), HaveField("Type", "Ready")))
+		Expect(m.Status.NodeRef).NotTo(BeNil())
+		var owned string
+		for _, f := range m.ManagedFields {
+			if f.Manager == nodelink.DefaultName {
+				Expect(f.Operation).To(Equal(metav1.ManagedFieldsOperationApply), "nodelink's fields are applied, not updated")
+				Expect(f.Subresource).To(Equal("status"))
+				owned = f.FieldsV1.GetRawString()
+			}
+		}
+		Expect(owned).To(And(ContainSubstring(`"f:nodeRef"`), ContainSubstring(`"k:{\"type\":\"NodeLinked\"}"`), Not(ContainSubstring(`Ready`))),
+			"nodelink owns status.nodeRef and its NodeLinked condition, and nothing another controller wrote")
 	})
 })
 

@@ -1,30 +1,17 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -77,7 +64,10 @@ func NewLinker[M client.Object](ctx context.Context, machines, nodes cluster.Clu
 // NewRemoteLinker builds a linker for the machines of the machines cluster and the Nodes of the
 // API server nodeConfig points to, typically a workload cluster. The linker owns the Node-side
 // cache it creates (Nodes only, without managed fields and image lists): Start starts it and
-// stops it when its context is cancelled. Use Options.Selector to restrict the linker to that
+// stops it when its context is cancelled. Building it makes no request to that API server (the
+// Node API's mapping is given, not discovered), so a linker can be built while the server is down,
+// for example by a controller restarting during its outage: it reports the outage (Reachability),
+// and its Start waits for the Node cache up to Options.CacheSyncTimeout. Use Options.Selector to restrict the linker to that
 // cluster's machines, and Options.OnReachabilityChange or Reachability to learn when its API
 // server is unreachable; meanwhile, and until its Node cache has caught up after it answers
 // again, the machines no Node matches are reported NodeLinked=Unknown/NodesUnreachable. A
@@ -99,6 +89,7 @@ func NewRemoteLinker[M client.Object](ctx context.Context, machines cluster.Clus
 	}
 	nodes, err := cluster.New(nodeConfig, func(o *cluster.Options) {
 		o.Scheme = scheme
+		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return nodeMapper(), nil }
 		o.Cache.DefaultTransform = trimNode
 		if opts.Logger.GetSink() != nil {
 			o.Logger = opts.Logger
@@ -214,6 +205,16 @@ func (l *Linker[M]) NeedLeaderElection() bool { return true }
 
 // Reachability reports whether the Node side's API server answered the last probe.
 func (l *Linker[M]) Reachability() Reachability { return l.probe.get() }
+
+// nodeMapper maps the one kind a remote linker's Node-side cluster reads, v1 Node, which every
+// API server serves. controller-runtime's default mapper discovers the API from the server when
+// the cache first needs a mapping (when the linker registers its Node indexes), which fails while
+// the server is down.
+func nodeMapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{corev1.SchemeGroupVersion})
+	m.Add(corev1.SchemeGroupVersion.WithKind("Node"), meta.RESTScopeRoot)
+	return m
+}
 
 // trimNode drops what nodelink never reads from cached Nodes (managed fields, image lists), to
 // keep a workload cluster's Node cache small.

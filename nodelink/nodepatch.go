@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
@@ -34,8 +18,12 @@ func (r *reconciler[M]) syncNode(ctx context.Context, s *scope[M]) error {
 	if s.node == nil {
 		return nil
 	}
-	want := applyMachine(metaOf(s.node), r.adapter.NodeMetadata(s.machine), s.view.Key, r.keys, metav1.NewTime(r.opts.Clock.Now()))
-	return r.patchNode(ctx, s.node, want)
+	return r.patchNode(ctx, s.node, r.nodeWant(s))
+}
+
+// nodeWant returns the metadata s's linked Node must carry (s.node is not nil).
+func (r *reconciler[M]) nodeWant(s *scope[M]) nodeMeta {
+	return applyMachine(metaOf(s.node), r.adapter.NodeMetadata(s.machine), s.view.Key, r.keys, metav1.NewTime(r.opts.Clock.Now()))
 }
 
 // releaseNodes removes what a deleted machine owned from the Nodes whose annotations name it.

@@ -1,27 +1,16 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 )
@@ -74,7 +63,7 @@ func (p *prober) run(ctx context.Context) {
 
 func (p *prober) probeOnce(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	err := p.client.Get().AbsPath("/readyz").Do(pctx).Error()
+	err := shortReadyzError(p.client.Get().AbsPath("/readyz").Do(pctx).Error())
 	cancel()
 	if ctx.Err() != nil {
 		return // stopping: says nothing about the API server
@@ -108,4 +97,49 @@ func (p *prober) get() Reachability {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state
+}
+
+// readyzError is a /readyz that answered, but not with success, said in one short line: the
+// status code and the checks that failed. client-go's own message quotes the whole report, a line
+// per check (over a kilobyte), which a caller cannot put in an event (notes hold 1 kB) or read at
+// a glance; that happens while an API server shuts down, for example.
+type readyzError struct {
+	code   int32
+	failed []string
+	err    error
+}
+
+func (e *readyzError) Error() string {
+	if len(e.failed) == 0 {
+		return fmt.Sprintf("GET /readyz answered %d", e.code)
+	}
+	return fmt.Sprintf("GET /readyz answered %d: %s", e.code, strings.Join(e.failed, ", "))
+}
+
+func (e *readyzError) Unwrap() error { return e.err }
+
+// shortReadyzError returns err as a readyzError when it is a /readyz answer whose report it can
+// read, and err itself otherwise.
+func shortReadyzError(err error) error {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return err
+	}
+	st := status.Status()
+	if st.Details == nil {
+		return err
+	}
+	for _, c := range st.Details.Causes {
+		if c.Type != metav1.CauseTypeUnexpectedServerResponse {
+			continue
+		}
+		e := &readyzError{code: st.Code, err: err}
+		for line := range strings.SplitSeq(c.Message, "\n") {
+			if check, ok := strings.CutPrefix(strings.TrimSpace(line), "[-]"); ok {
+				e.failed = append(e.failed, check)
+			}
+		}
+		return e
+	}
+	return err
 }

@@ -1,25 +1,11 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
 	"context"
 	"sync"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -42,7 +28,19 @@ type written struct {
 	// caught up: a cached copy with one of them is stale.
 	superseded map[string]bool
 	obj        client.Object
+	// shows, for a write without a resourceVersion precondition (a server-side apply of
+	// nodelink's own fields), replaces superseded: other controllers' writes may come between
+	// the version nodelink read and its own, so a cached copy is stale when it does not show
+	// nodelink's fields as written — nobody else writes them, so every later version does.
+	shows func(cached client.Object) bool
+	// at is when an applied write was recorded: after appliedTimeout the cache wins again even
+	// if it does not show the write (someone removed nodelink's fields by hand).
+	at time.Time
 }
+
+// appliedTimeout bounds how long an applied write is served instead of a cached copy that does
+// not show it.
+const appliedTimeout = time.Minute
 
 // record remembers after, the answer to a write based on resourceVersion before.
 func (w *recentWrites) record(before string, after client.Object) {
@@ -60,28 +58,46 @@ func (w *recentWrites) record(before string, after client.Object) {
 	w.m[after.GetUID()] = e
 }
 
+// recordApplied remembers after, the answer to a write without precondition (see written.shows).
+func (w *recentWrites) recordApplied(after client.Object, shows func(cached client.Object) bool, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[types.UID]written{}
+	}
+	w.m[after.GetUID()] = written{obj: after.DeepCopyObject().(client.Object), shows: shows, at: now}
+}
+
 // latest returns what nodelink wrote last when cached is a stale copy of it, and cached
 // otherwise.
-func (w *recentWrites) latest(cached client.Object) client.Object {
+func (w *recentWrites) latest(cached client.Object, now time.Time) client.Object {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, ok := w.m[cached.GetUID()]
 	if !ok {
 		return cached
 	}
-	if !e.superseded[cached.GetResourceVersion()] {
+	if e.current(cached, now) {
 		delete(w.m, cached.GetUID())
 		return cached
 	}
 	return e.obj.DeepCopyObject().(client.Object)
 }
 
+// current reports whether cached shows the write or something newer.
+func (e written) current(cached client.Object, now time.Time) bool {
+	if e.shows != nil {
+		return e.shows(cached) || now.Sub(e.at) >= appliedTimeout
+	}
+	return !e.superseded[cached.GetResourceVersion()]
+}
+
 // observe forgets a written object once the cache shows it or something newer (obj is the
 // object of a watch event), or once it is deleted.
-func (w *recentWrites) observe(obj client.Object, deleted bool) {
+func (w *recentWrites) observe(obj client.Object, deleted bool, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if e, ok := w.m[obj.GetUID()]; ok && (deleted || !e.superseded[obj.GetResourceVersion()]) {
+	if e, ok := w.m[obj.GetUID()]; ok && (deleted || e.current(obj, now)) {
 		delete(w.m, obj.GetUID())
 	}
 }
@@ -91,7 +107,23 @@ func (w *recentWrites) observe(obj client.Object, deleted bool) {
 // and then no later event would clear the entry.
 func (r *reconciler[M]) remember(ctx context.Context, c client.Reader, before string, after, empty client.Object) {
 	r.written.record(before, after)
+	r.forgetIfCached(ctx, c, after, empty)
+}
+
+// rememberApplied records m as nodelink applied it (see written.shows), and forgets it at once if
+// the cache already shows it.
+func (r *reconciler[M]) rememberApplied(ctx context.Context, m M) {
+	ref, cond := r.adapter.NodeRef(m), r.adapter.LinkCondition(m)
+	shows := func(cached client.Object) bool {
+		c, ok := cached.(M)
+		return ok && equality.Semantic.DeepEqual(r.adapter.NodeRef(c), ref) && equality.Semantic.DeepEqual(r.adapter.LinkCondition(c), cond)
+	}
+	r.written.recordApplied(m, shows, r.opts.Clock.Now())
+	r.forgetIfCached(ctx, r.machines.GetCache(), m, r.adapter.New())
+}
+
+func (r *reconciler[M]) forgetIfCached(ctx context.Context, c client.Reader, after, empty client.Object) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(after), empty); err == nil {
-		r.written.latest(empty)
+		r.written.latest(empty, r.opts.Clock.Now())
 	}
 }

@@ -1,28 +1,15 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+var now = time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 
 func nodeAt(rv string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "u1", ResourceVersion: rv}}
@@ -55,9 +42,9 @@ func TestRecentWrites(t *testing.T) {
 				w.record(wr[0], nodeAt(wr[1]))
 			}
 			for _, rv := range tc.observe {
-				w.observe(nodeAt(rv), false)
+				w.observe(nodeAt(rv), false, now)
 			}
-			if got := w.latest(nodeAt(tc.cached)).GetResourceVersion(); got != tc.want {
+			if got := w.latest(nodeAt(tc.cached), now).GetResourceVersion(); got != tc.want {
 				t.Errorf("latest() has resourceVersion %s, want %s", got, tc.want)
 			}
 		})
@@ -65,7 +52,7 @@ func TestRecentWrites(t *testing.T) {
 	t.Run("a deleted object is forgotten", func(t *testing.T) {
 		var w recentWrites
 		w.record("1", nodeAt("2"))
-		w.observe(nodeAt("2"), true)
+		w.observe(nodeAt("2"), true, now)
 		if len(w.m) != 0 {
 			t.Errorf("%d entries left", len(w.m))
 		}
@@ -73,10 +60,55 @@ func TestRecentWrites(t *testing.T) {
 	t.Run("latest returns a copy", func(t *testing.T) {
 		var w recentWrites
 		w.record("1", nodeAt("2"))
-		got := w.latest(nodeAt("1")).(client.Object)
+		got := w.latest(nodeAt("1"), now)
 		got.SetLabels(map[string]string{"changed": "by the caller"})
-		if w.latest(nodeAt("1")).GetLabels() != nil {
+		if w.latest(nodeAt("1"), now).GetLabels() != nil {
 			t.Error("a caller's change leaked into the remembered write")
+		}
+	})
+}
+
+// TestRecentApplies protects read-your-writes for a write without precondition: other
+// controllers' writes may land between the version nodelink read and its apply, so the cache may
+// show one of them, newer than the version read but older than the apply.
+func TestRecentApplies(t *testing.T) {
+	linked := func(rv, node string) *corev1.Node {
+		n := nodeAt(rv)
+		if node != "" {
+			n.Labels = map[string]string{"linked-to": node}
+		}
+		return n
+	}
+	shows := func(c client.Object) bool { return c.GetLabels()["linked-to"] == "n1" }
+	tests := map[string]struct {
+		cached *corev1.Node
+		after  time.Duration
+		want   string
+	}{
+		"cache at another writer's version before the apply: the apply": {cached: linked("2", ""), want: "3"},
+		"cache shows the apply":                        {cached: linked("3", "n1"), want: "3"},
+		"cache at a later version, which carries it":   {cached: linked("4", "n1"), want: "4"},
+		"someone removed the fields long after: cache": {cached: linked("5", ""), after: appliedTimeout, want: "5"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var w recentWrites
+			w.recordApplied(linked("3", "n1"), shows, now)
+			if got := w.latest(tc.cached, now.Add(tc.after)).GetResourceVersion(); got != tc.want {
+				t.Errorf("latest() has resourceVersion %s, want %s", got, tc.want)
+			}
+		})
+	}
+	t.Run("an event showing the apply forgets it", func(t *testing.T) {
+		var w recentWrites
+		w.recordApplied(linked("3", "n1"), shows, now)
+		w.observe(linked("2", ""), false, now)
+		if len(w.m) != 1 {
+			t.Fatalf("an older version's event forgot the apply")
+		}
+		w.observe(linked("3", "n1"), false, now)
+		if len(w.m) != 0 {
+			t.Errorf("%d entries left", len(w.m))
 		}
 	})
 }

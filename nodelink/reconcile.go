@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
@@ -65,7 +49,7 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		}
 		return reconcile.Result{}, fmt.Errorf("getting machine %s: %w", req.NamespacedName, err)
 	}
-	m = r.written.latest(m).(M)
+	m = r.written.latest(m, r.opts.Clock.Now()).(M)
 	if !r.handles(m) || r.opts.Paused != nil && r.opts.Paused(m) {
 		return reconcile.Result{}, nil
 	}
@@ -77,6 +61,10 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 	}
 	if err := r.decide(ctx, s); err != nil {
 		return reconcile.Result{}, err
+	}
+	if r.opts.Recorder != nil {
+		r.handOver(s) // the recorder's reconcile writes the Node and the machine (recorder.go)
+		return reconcile.Result{}, nil
 	}
 	if err := r.syncNode(ctx, s); err != nil {
 		return reconcile.Result{}, ignoreConflict(err)
@@ -124,7 +112,7 @@ func (r *reconciler[M]) decide(ctx context.Context, s *scope[M]) error {
 	if err := r.nodes.GetCache().Get(ctx, types.NamespacedName{Name: d.Node.Name}, &n); err != nil {
 		return fmt.Errorf("getting Node %s: %w", d.Node.Name, err)
 	}
-	s.node = r.written.latest(&n).(*corev1.Node)
+	s.node = r.written.latest(&n, r.opts.Clock.Now()).(*corev1.Node)
 	return nil
 }
 

@@ -1,23 +1,8 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -27,31 +12,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// recordStatus writes the node reference and the NodeLinked condition with one status patch:
-// a JSON merge patch computed from the machine as read, with its resourceVersion as
-// precondition, so that every status field and condition another controller wrote is carried
-// over (see doc.go). Nothing is written when nothing changed. An event is emitted when the
-// reason changes to one a user must act on.
+// recordStatus writes the node reference and the NodeLinked condition with one status write:
+// a server-side apply of those fields alone when the adapter is a LinkApplier, otherwise a JSON
+// merge patch computed from the machine as read, with its resourceVersion as precondition, so
+// that every status field and condition another controller wrote is carried over (see doc.go).
+// Nothing is written when nothing changed. An event is emitted when the reason changes to one a
+// user must act on.
 func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 	before := s.machine.DeepCopyObject().(M)
-	var prev *metav1.Condition
-	if c := r.adapter.LinkCondition(s.machine); c != nil {
-		cp := *c
-		prev = &cp
-	}
-	cond := linkCondition(s.decision, prev, s.machine.GetGeneration(), metav1.NewTime(r.opts.Clock.Now()))
-	ref := nodeRefFor(s.decision, s.view.NodeRef)
+	ref, cond, prev := r.want(s)
 	r.setStatus(s.machine, ref, cond)
 	if equality.Semantic.DeepEqual(before, s.machine) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	err := r.machines.GetClient().Status().Patch(ctx, s.machine, patch)
-	if apierrors.IsConflict(err) {
-		// Another controller wrote the machine's status since the cache showed it, and a watch
-		// event for a change nodelink does not look at would not bring the machine back: write
-		// once more on top of the machine as the API server has it now.
-		before, err = r.rewriteOnFresh(ctx, s, ref, cond)
+	var err error
+	applier, applies := r.adapter.(LinkApplier[M])
+	if applies {
+		s.machine, err = r.applyStatus(ctx, applier, before, ref, cond)
+	} else {
+		before, err = r.patchStatus(ctx, s, before, ref, cond)
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -59,7 +38,11 @@ func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 		}
 		return fmt.Errorf("recording %s=%s (%s) on machine %s: %w", ConditionNodeLinked, cond.Status, cond.Reason, s.view.Key, err)
 	}
-	r.remember(ctx, r.machines.GetCache(), before.GetResourceVersion(), s.machine, r.adapter.New())
+	if applies {
+		r.rememberApplied(ctx, s.machine)
+	} else {
+		r.remember(ctx, r.machines.GetCache(), before.GetResourceVersion(), s.machine, r.adapter.New())
+	}
 	// The answer is the object as stored. If setting the same status again would change it, the
 	// CRD's status schema pruned what was written (field paths that do not match the schema), and
 	// every later reconcile would write it again: fail for good instead.
@@ -69,19 +52,77 @@ func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 		return reconcile.TerminalError(fmt.Errorf("machine %s: the API server did not keep the node reference or %s condition nodelink wrote: "+
 			"check that the CRD's status schema has the fields the adapter writes", s.view.Key, ConditionNodeLinked))
 	}
-	prevReason := ""
-	if prev != nil {
-		prevReason = prev.Reason
-	}
-	// A machine being deleted loses its Node on purpose (its controller deletes it): no warning.
-	expected := s.decision.Reason == ReasonNodeDeleted && !s.machine.GetDeletionTimestamp().IsZero()
-	if t := eventFor(s.decision, prevReason); t != "" && !expected {
+	observeDecision(s.decision, reasonOf(prev))
+	if t := r.eventType(s, prev); t != "" {
 		r.recorder.Eventf(s.machine, nil, t, cond.Reason, "LinkNode", cond.Message)
 	}
 	return nil
 }
 
-// setStatus records ref (when not nil) and cond on m through the adapter.
+// want returns what to record for s's decision: the node reference (nil while the machine has
+// none), the NodeLinked condition, and the condition recorded until now (nil when none).
+func (r *reconciler[M]) want(s *scope[M]) (*NodeRef, metav1.Condition, *metav1.Condition) {
+	var prev *metav1.Condition
+	if c := r.adapter.LinkCondition(s.machine); c != nil {
+		cp := *c
+		prev = &cp
+	}
+	cond := linkCondition(s.decision, prev, s.machine.GetGeneration(), metav1.NewTime(r.opts.Clock.Now()))
+	return nodeRefFor(s.decision, s.view.NodeRef), cond, prev
+}
+
+// eventType returns the type of the event due once s's decision is recorded over prev, "" for
+// none.
+func (r *reconciler[M]) eventType(s *scope[M], prev *metav1.Condition) string {
+	// A machine being deleted loses its Node on purpose (its controller deletes it): no warning.
+	if s.decision.Reason == ReasonNodeDeleted && !s.machine.GetDeletionTimestamp().IsZero() {
+		return ""
+	}
+	return eventFor(s.decision, reasonOf(prev))
+}
+
+// reasonOf returns the reason of c, "" for no condition.
+func reasonOf(c *metav1.Condition) string {
+	if c == nil {
+		return ""
+	}
+	return c.Reason
+}
+
+// patchStatus writes s.machine's status, changed from before, with a merge patch guarded by
+// before's resourceVersion. It returns the machine the patch was based on.
+func (r *reconciler[M]) patchStatus(ctx context.Context, s *scope[M], before M, ref *NodeRef, cond metav1.Condition) (M, error) {
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	err := r.machines.GetClient().Status().Patch(ctx, s.machine, patch)
+	if apierrors.IsConflict(err) {
+		// Another controller wrote the machine's status since the cache showed it, and a watch
+		// event for a change nodelink does not look at would not bring the machine back: write
+		// once more on top of the machine as the API server has it now.
+		return r.rewriteOnFresh(ctx, s, ref, cond)
+	}
+	return before, err
+}
+
+// applyStatus writes ref and cond with a server-side apply under the linker's field manager,
+// forcing ownership (a machine linked before by a merge patch hands the fields over), and returns
+// the machine as the API server stored it.
+func (r *reconciler[M]) applyStatus(ctx context.Context, applier LinkApplier[M], m M, ref *NodeRef, cond metav1.Condition) (M, error) {
+	ac := applier.LinkApplyConfiguration(m, ref, cond)
+	stored := r.adapter.New()
+	if err := r.machines.GetClient().Status().Apply(ctx, ac, client.FieldOwner(r.opts.Name), client.ForceOwnership); err != nil {
+		return stored, err
+	}
+	// The client decoded the API server's answer, the whole object, into ac.
+	data, err := json.Marshal(ac)
+	if err == nil {
+		err = json.Unmarshal(data, stored)
+	}
+	if err != nil {
+		return stored, fmt.Errorf("reading the answer to the status apply of machine %s: %w", client.ObjectKeyFromObject(m), err)
+	}
+	return stored, nil
+}
+
 // rewriteOnFresh reads the machine from the API server (not the cache), records ref and cond on it
 // and patches it with that resourceVersion as precondition. It returns the machine as read.
 func (r *reconciler[M]) rewriteOnFresh(ctx context.Context, s *scope[M], ref *NodeRef, cond metav1.Condition) (M, error) {
@@ -98,6 +139,7 @@ func (r *reconciler[M]) rewriteOnFresh(ctx context.Context, s *scope[M], ref *No
 	return before, r.machines.GetClient().Status().Patch(ctx, fresh, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
+// setStatus records ref (when not nil) and cond on m through the adapter.
 func (r *reconciler[M]) setStatus(m M, ref *NodeRef, cond metav1.Condition) {
 	if ref != nil {
 		r.adapter.SetNodeRef(m, *ref)

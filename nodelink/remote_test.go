@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink_test
 
 import (
@@ -212,6 +196,34 @@ var _ = Describe("Linking Machines to Nodes of a remote workload cluster", Order
 		Expect(getLink(ns, linked)(Default)).To(Equal(linkedTo(linkedNode)))
 		Eventually(reasons).Should(Equal([]string{nodelink.ReasonWaitingForNode, nodelink.ReasonNodesUnreachable, nodelink.ReasonLinked}),
 			"never reported waiting for a Node while the one that registered meanwhile could not be seen yet")
+	})
+
+	// A cluster-manager restarting during a workload cluster's outage builds its linker then: the
+	// build must not need that API server (no discovery), and the linker links once it answers.
+	It("can be built while the workload API server is unreachable, and links once it answers", func() {
+		proxy := startTCPProxy(remote.Config.Host)
+		DeferCleanup(proxy.Close)
+		proxy.Cut()
+		cfg := rest.CopyConfig(remote.Config)
+		cfg.Host = proxy.URL()
+		mu.Lock()
+		events = nil
+		mu.Unlock()
+		_, stopLinker := startWith(cfg) // fails the spec if NewRemoteLinker returns an error
+		DeferCleanup(stopLinker)
+		Eventually(func() []bool {
+			clock.Step(probeEvery)
+			return reachable()
+		}).Should(Equal([]bool{false}), "the outage is reported")
+
+		id := "sim:///" + unique("i")
+		name, node := remoteMachine(id), remoteNode(id)
+		proxy.Restore()
+		Eventually(func(g Gomega) machineState {
+			clock.Step(probeEvery)
+			return getLink(ns, name)(g)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal(linkedTo(node)))
+		Expect(reachable()).To(Equal([]bool{false, true}))
 	})
 
 	It("tells the caller when the workload API server is unreachable, and unlinks nothing", func() {

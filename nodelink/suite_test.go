@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink_test
 
 import (
@@ -43,9 +27,10 @@ import (
 )
 
 // The suite runs a manager with two linkers against a real API server: one for testmachine's
-// Machines (typed adapter, machine.machineapi.dev annotations) and one for the Cluster API shaped
-// cluster.x-k8s.io Machines (unstructured adapter, cluster.x-k8s.io annotations). Machines
-// labelled with a cluster name are left to the remote linkers of remote_test.go.
+// Machines (typed adapter recording links by server-side apply, machine.machineapi.dev
+// annotations) and one for the Cluster API shaped cluster.x-k8s.io Machines (unstructured
+// adapter recording links by merge patch, cluster.x-k8s.io annotations). Machines labelled with a
+// cluster name are left to the remote linkers of remote_test.go (typed adapter, merge patch).
 
 const (
 	clusterNameLabel = "cluster.machineapi.dev/cluster-name"
@@ -90,7 +75,7 @@ var _ = BeforeSuite(func() {
 	notRemote, err := labels.Parse("!" + clusterNameLabel)
 	Expect(err).NotTo(HaveOccurred())
 	paused := func(o client.Object) bool { _, ok := o.GetAnnotations()[pausedAnnotation]; return ok }
-	Expect(nodelink.Setup(ctx, mgr, mgr, testmachine.Adapter{}, nodelink.Options{Selector: notRemote, Paused: paused})).To(Succeed())
+	Expect(nodelink.Setup(ctx, mgr, mgr, testmachine.ApplyAdapter{}, nodelink.Options{Selector: notRemote, Paused: paused})).To(Succeed())
 
 	capi, err := nodelink.NewUnstructuredAdapter(capiGVK, capiPaths())
 	Expect(err).NotTo(HaveOccurred())

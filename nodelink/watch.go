@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package nodelink
 
 import (
@@ -174,9 +158,9 @@ func (r *reconciler[M]) mapMachine(ctx context.Context, old, new client.Object) 
 // observe tells recentWrites what the cache now holds.
 func (r *reconciler[M]) observe(old, new client.Object) {
 	if new != nil {
-		r.written.observe(new, false)
+		r.written.observe(new, false, r.opts.Clock.Now())
 	} else if old != nil {
-		r.written.observe(old, true)
+		r.written.observe(old, true, r.opts.Clock.Now())
 	}
 }
 

@@ -4,29 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"machineapi.dev/drain"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/reconcile/statemetrics"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
 	"machineapi.dev/cluster-api/internal/controller/cluster"
 	"machineapi.dev/cluster-api/internal/controller/remotedrain"
+	"machineapi.dev/cluster-api/internal/index"
 	"machineapi.dev/cluster-api/internal/remotelink"
 	"machineapi.dev/cluster-api/provider"
 )
@@ -46,21 +43,13 @@ func Scheme() *runtime.Scheme {
 // Run starts the manager for cluster provider p with the client configuration of --kubeconfig (or
 // the in-cluster one) and blocks until ctx is cancelled.
 func Run(ctx context.Context, p provider.Provider, o Options) error {
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("loading the API server configuration (pass --kubeconfig or run in a cluster): %w", err)
-	}
-	mgr, err := New(ctx, cfg, p, o)
-	if err != nil {
-		return err
-	}
-	ctrl.Log.WithName("cluster-manager").Info("starting", "namespace", o.Namespace, "leaderElection", o.LeaderElection, "qps", o.QPS, "burst", o.Burst)
-	return mgr.Start(ctx)
+	return o.Options.Run(ctx, "cluster-manager", func(ctx context.Context, cfg *rest.Config) (ctrl.Manager, error) {
+		return New(ctx, cfg, p, o)
+	}, "namespace", o.Namespace)
 }
 
 // New builds a manager running the Cluster controller around cluster provider p, and the remote
-// drain controller. Start it with
-// mgr.Start.
+// drain controller. Start it with mgr.Start.
 func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) (ctrl.Manager, error) {
 	if p == nil {
 		return nil, errors.New("manager: a cluster provider is required")
@@ -68,31 +57,15 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        Scheme(),
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
-		HealthProbeBindAddress:        o.HealthProbeBindAddress,
-		LeaderElection:                o.LeaderElection,
-		LeaderElectionID:              o.LeaderElectionID,
-		LeaderElectionNamespace:       o.LeaderElectionNamespace,
-		LeaseDuration:                 &o.LeaseDuration,
-		RenewDeadline:                 &o.RenewDeadline,
-		RetryPeriod:                   &o.RetryPeriod,
-		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       ptr.To(o.GracefulShutdownTimeout),
-		Cache:                         cacheOptions(o),
-		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipControllerNameValidation)},
+	mgr, err := o.NewManager(o.RESTConfig(cfg), ctrl.Options{
+		Scheme: Scheme(),
+		Cache:  cacheOptions(o),
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("creating the manager: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error { return readyCheck(mgr, req) }); err != nil {
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
 	r := &cluster.Reconciler{
@@ -131,6 +104,9 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 	if err := d.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the remote drain controller: %w", err)
 	}
+	if err := statemetrics.Register(metrics.Registry, cluster.Collector(mgr.GetCache(), mgr.Elected())); err != nil {
+		return nil, fmt.Errorf("registering the metrics: %w", err)
+	}
 	return mgr, nil
 }
 
@@ -142,14 +118,4 @@ func cacheOptions(o Options) cache.Options {
 		opts.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}
 	return opts
-}
-
-// readyCheck reports ready once the manager's caches have synced.
-func readyCheck(mgr ctrl.Manager, req *http.Request) error {
-	ctx, cancel := context.WithTimeout(req.Context(), time.Second)
-	defer cancel()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return errors.New("caches have not synced yet")
-	}
-	return nil
 }

@@ -1,54 +1,41 @@
 package provider
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	machineprovider "machineapi.dev/machine-api/provider"
 )
+
+// The errors a cluster provider returns are machine-api's provider errors
+// (machineapi.dev/machine-api/provider), under the names a cluster provider has always used: the
+// types are aliases, so errors.As finds either package's error in the other's, and the functions
+// give the messages their Cluster wording.
 
 // InvalidConfigurationError says the Cluster's configuration can never work as it is: retrying
 // will not help, the user must change the Cluster. The cluster controller sets phase Failed and
 // InfrastructureReady=False with reason InvalidConfiguration and the error's message.
-type InvalidConfigurationError struct {
-	Message string
-}
+type InvalidConfigurationError = machineprovider.InvalidConfigurationError
 
-func (e *InvalidConfigurationError) Error() string {
-	return "invalid cluster configuration: " + e.Message
-}
-
-// InvalidConfiguration returns an InvalidConfigurationError with a formatted message that says
-// what to change ("providerSpec.network \"10.0.0.0/33\" is not a CIDR such as 10.0.0.0/16").
+// InvalidConfiguration returns an InvalidConfigurationError about the Cluster, with a formatted
+// message that says what to change ("providerSpec.network \"10.0.0.0/33\" is not a CIDR such as
+// 10.0.0.0/16"); its Error() begins "invalid cluster configuration: ".
 func InvalidConfiguration(format string, args ...any) error {
-	return &InvalidConfigurationError{Message: fmt.Sprintf(format, args...)}
+	return &InvalidConfigurationError{Of: "cluster", Message: fmt.Sprintf(format, args...)}
 }
 
 // IsInvalidConfiguration reports whether err is or wraps an InvalidConfigurationError.
-func IsInvalidConfiguration(err error) bool {
-	var target *InvalidConfigurationError
-	return errors.As(err, &target)
-}
+func IsInvalidConfiguration(err error) bool { return machineprovider.IsInvalidConfiguration(err) }
 
 // RequeueAfterError asks the controller to call again after a delay without treating the call as
 // failed: the infrastructure is still being created or deleted.
-type RequeueAfterError struct {
-	After  time.Duration
-	Reason string
-}
-
-func (e *RequeueAfterError) Error() string {
-	return fmt.Sprintf("%s; trying again in %s", e.Reason, e.After)
-}
+type RequeueAfterError = machineprovider.RequeueAfterError
 
 // RequeueAfter returns a RequeueAfterError whose reason says what is being waited for
 // ("creating the load balancer").
 func RequeueAfter(after time.Duration, reason string) error {
-	return &RequeueAfterError{After: after, Reason: reason}
+	return machineprovider.RequeueAfter(after, reason)
 }
 
 // AsRequeueAfter returns the RequeueAfterError err is or wraps, if any.
-func AsRequeueAfter(err error) (*RequeueAfterError, bool) {
-	var target *RequeueAfterError
-	ok := errors.As(err, &target)
-	return target, ok
-}
+func AsRequeueAfter(err error) (*RequeueAfterError, bool) { return machineprovider.AsRequeueAfter(err) }

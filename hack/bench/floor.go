@@ -68,14 +68,24 @@ func measureMachineFloor(ctx context.Context, cfg *rest.Config, namespace string
 
 // runWriters runs write(0..n-1) on `workers` goroutines (two writes each) and times it.
 func runWriters(n, workers int, write func(i int) error) (floorResult, error) {
+	start := time.Now()
+	if err := parallel(n, workers, write); err != nil {
+		return floorResult{}, err
+	}
+	elapsed := time.Since(start).Seconds()
+	return floorResult{Writes: 2 * n, Seconds: elapsed, WritesPerSec: float64(2*n) / elapsed, Workers: workers}, nil
+}
+
+// parallel runs job(0..n-1) on `workers` goroutines and returns the first error; no job starts
+// after one failed.
+func parallel(n, workers int, job func(i int) error) error {
 	jobs := make(chan int)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
-	start := time.Now()
 	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
-				if err := write(i); err != nil {
+				if err := job(i); err != nil {
 					errs <- err
 					return
 				}
@@ -88,18 +98,17 @@ func runWriters(n, workers int, write func(i int) error) (floorResult, error) {
 		case err := <-errs:
 			close(jobs)
 			wg.Wait()
-			return floorResult{}, err
+			return err
 		}
 	}
 	close(jobs)
 	wg.Wait()
-	elapsed := time.Since(start).Seconds()
 	select {
 	case err := <-errs:
-		return floorResult{}, err
+		return err
 	default:
+		return nil
 	}
-	return floorResult{Writes: 2 * n, Seconds: elapsed, WritesPerSec: float64(2*n) / elapsed, Workers: workers}, nil
 }
 
 // measureFloor creates n Nodes and updates each one's status once, with `workers` concurrent

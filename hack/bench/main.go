@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"github.com/go-logr/logr"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -32,6 +31,12 @@ type options struct {
 	pprof                                      bool
 	skip                                       string
 	audit                                      string
+	controllers                                string
+	scheduler                                  bool
+	schemaFloor                                bool
+	apiserverProfile                           string
+	managerProfile                             string
+	profileAfter                               time.Duration
 }
 
 func main() {
@@ -48,8 +53,22 @@ func main() {
 	flag.BoolVar(&o.pprof, "pprof", false, "serve the manager's pprof on 127.0.0.1:6060 (profile with go tool pprof)")
 	flag.StringVar(&o.skip, "skip", "", "comma-separated steps to skip: mhc, scaledown, nodelink")
 	flag.StringVar(&o.audit, "audit-log", "", "write the API server's audit log of writes to this file (to see who writes what)")
+	// The simulated kubelets send no heartbeats here (1000-5000 Leases renewed every 10s would
+	// compete with the scale-up for the API server), so the node lifecycle controller, which would
+	// mark every Node unreachable, is off; so is the TTL controller, whose only job is an
+	// annotation on every Node for a kubelet's cache (1-3 Node writes each as the cluster grows,
+	// counted as the Machine API's otherwise).
+	flag.StringVar(&o.controllers, "controllers", "*,-nodelifecycle,-ttl", "kube-controller-manager's --controllers (empty: no kube-controller-manager)")
+	flag.BoolVar(&o.scheduler, "scheduler", true, "run kube-scheduler")
+	flag.StringVar(&o.apiserverProfile, "apiserver-profile", "", "write a 20s CPU profile of kube-apiserver, taken during the scale-up (see -profile-after), to this file (go tool pprof -top FILE)")
+	flag.StringVar(&o.managerProfile, "manager-profile", "", "write a 20s CPU profile of machine-manager, taken during the scale-up (see -profile-after), to this file (implies -pprof)")
+	flag.DurationVar(&o.profileAfter, "profile-after", 0, "start the CPU profiles this long after the start of the scale-up")
+	flag.BoolVar(&o.schemaFloor, "schema-floor", false, "also measure the Machine write floor on copies of the Machine CRD with and without its CEL rules")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
+	if o.managerProfile != "" {
+		o.pprof = true
+	}
 	if os.Getenv("BENCH_FULL") == "1" {
 		o.machines = 5000
 	}
@@ -82,6 +101,7 @@ type env struct {
 	cache      cache.Cache
 	track      *tracker
 	stateDir   string
+	manager    *localstack.Process // the running machine-manager
 }
 
 func run(ctx context.Context, o options) (*results, error) {
@@ -94,9 +114,23 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(state)
+	apiserverPort, err := localstack.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	etcdPort, err := localstack.FreePortPair() // etcd's peer port is the next one
+	if err != nil {
+		return nil, err
+	}
 	logf("starting a fresh control plane in %s", state)
-	plane, err := localstack.Start(ctx, localstack.Config{BinDir: o.binDir, StateDir: state,
-		APIServerPort: freePort(), EtcdPort: freePort(), EtcdUnsafeNoFsync: true, AuditLog: o.audit})
+	planeCfg := localstack.Config{BinDir: o.binDir, StateDir: state,
+		APIServerPort: apiserverPort, EtcdPort: etcdPort, EtcdUnsafeNoFsync: true, AuditLog: o.audit, Scheduler: o.scheduler}
+	if o.controllers != "" {
+		planeCfg.ControllerManager = strings.Split(o.controllers, ",")
+	}
+	res.ControlPlane = controlPlane(planeCfg)
+	logf("control plane: %s (simulated kubelets send no Lease or status heartbeats)", res.ControlPlane)
+	plane, err := localstack.Start(ctx, planeCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +152,28 @@ func run(ctx context.Context, o options) (*results, error) {
 		return res, err
 	}
 	logf("  Machine floor: %.0f writes/s", res.MachineFloor.WritesPerSec)
+	if o.schemaFloor {
+		logf("measuring the write floor of copies of the Machine CRD with and without its CEL rules")
+		floors, err := measureSchemaFloors(ctx, cfg, o.root, o.floorNodes, o.floorWorkers)
+		if err != nil {
+			return res, err
+		}
+		res.SchemaFloors = &floors
+		logf("  with the rules: %.0f writes/s, without: %.0f writes/s", floors.WithRules.WritesPerSec, floors.WithoutRules.WritesPerSec)
+	}
 	return res, e.steps(ctx, res)
+}
+
+// controlPlane says which components run, for the figures.
+func controlPlane(cfg localstack.Config) string {
+	parts := []string{"etcd", "kube-apiserver"}
+	if len(cfg.ControllerManager) > 0 {
+		parts = append(parts, "kube-controller-manager (--controllers="+strings.Join(cfg.ControllerManager, ",")+")")
+	}
+	if cfg.Scheduler {
+		parts = append(parts, "kube-scheduler")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (e *env) connect(ctx context.Context) error {
@@ -164,15 +219,6 @@ func (e *env) skipped(step string) bool {
 		}
 	}
 	return false
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func loadAverage() string {

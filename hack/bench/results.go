@@ -15,18 +15,22 @@ const nominalWritesPerMachine = 10
 const nominalWritesPerLink = 2
 
 type results struct {
-	Date                string       `json:"date"`
-	Go                  string       `json:"go"`
-	CPUs                int          `json:"cpus"`
-	LoadAverage         string       `json:"loadAverageAtStart"`
-	Machines            int          `json:"machines"`
-	Floor               floorResult  `json:"floor"`
-	MachineFloor        floorResult  `json:"machineFloor"`
-	ScaleUp             stepResult   `json:"scaleUp"`
-	HealthCheck         healthResult `json:"healthCheck"`
-	ScaleDown           stepResult   `json:"scaleDown"`
-	NodeLink            stepResult   `json:"nodelink"`
-	ManagerPeakRSSBytes int64        `json:"managerPeakRSSBytes"`
+	Date         string      `json:"date"`
+	Go           string      `json:"go"`
+	CPUs         int         `json:"cpus"`
+	LoadAverage  string      `json:"loadAverageAtStart"`
+	ControlPlane string      `json:"controlPlane"`
+	Machines     int         `json:"machines"`
+	Floor        floorResult `json:"floor"`
+	MachineFloor floorResult `json:"machineFloor"`
+	// SchemaFloors, with -schema-floor: the Machine floor on copies of the CRD with and without
+	// its CEL rules.
+	SchemaFloors        *schemaFloors `json:"schemaFloors,omitempty"`
+	ScaleUp             stepResult    `json:"scaleUp"`
+	HealthCheck         healthResult  `json:"healthCheck"`
+	ScaleDown           stepResult    `json:"scaleDown"`
+	NodeLink            stepResult    `json:"nodelink"`
+	ManagerPeakRSSBytes int64         `json:"managerPeakRSSBytes"`
 }
 
 type stepResult struct {
@@ -46,12 +50,24 @@ type stepResult struct {
 	// WritesFloorSeconds is how long the writes the step actually made take at the floors: Machine
 	// writes at the Machine floor, the others at the Node floor. TimeToWritesFloor is Seconds over
 	// it: how far the step is from the API server's limit for its own writes.
-	WritesFloorSeconds float64            `json:"writesFloorSeconds,omitempty"`
-	TimeToWritesFloor  float64            `json:"timeToWritesFloor,omitempty"`
-	P50Seconds         float64            `json:"p50TimeToRunningSeconds,omitempty"`
-	P99Seconds         float64            `json:"p99TimeToRunningSeconds,omitempty"`
-	PeakRSSBytes       int64              `json:"peakRSSBytes,omitempty"`
-	WritesByResource   map[string]float64 `json:"writesByResource"`
+	WritesFloorSeconds float64 `json:"writesFloorSeconds,omitempty"`
+	TimeToWritesFloor  float64 `json:"timeToWritesFloor,omitempty"`
+	P50Seconds         float64 `json:"p50TimeToRunningSeconds,omitempty"`
+	P99Seconds         float64 `json:"p99TimeToRunningSeconds,omitempty"`
+	PeakRSSBytes       int64   `json:"peakRSSBytes,omitempty"`
+	// CPUSeconds is the CPU time each process used during the step (scale-up only): the control
+	// plane's components, machine-manager, and the benchmark itself.
+	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
+	// CreatedSeconds is when the last Machine appeared, from the start of the step (scale-up
+	// only): how long the MachineSet took to create them all.
+	CreatedSeconds float64 `json:"createdSeconds,omitempty"`
+	// Phases are the p50 and p99 of the time Machines spent in each phase on their way to
+	// Running (scale-up only).
+	Phases           []phaseResult      `json:"phases,omitempty"`
+	WritesByResource map[string]float64 `json:"writesByResource"`
+	// ReadsByRequest are the GET and LIST requests the API server answered during the step, by
+	// verb and resource (watches are not counted).
+	ReadsByRequest map[string]float64 `json:"readsByRequest,omitempty"`
 }
 
 type healthResult struct {
@@ -63,9 +79,10 @@ type healthResult struct {
 
 // newStepResult computes a step's figures. nominal is the writes one machine (or link) needs on the
 // step's critical path, for the floor-derived time.
-func newStepResult(name string, n int, elapsed time.Duration, writes writeCounts, floor floorResult, nominal int) stepResult {
+func newStepResult(name string, n int, elapsed time.Duration, requests writeCounts, floor floorResult, nominal int) stepResult {
 	s := elapsed.Seconds()
-	r := stepResult{Name: name, Machines: n, Seconds: s, Writes: writes.total(), WritesByResource: writes}
+	writes := requests.writes()
+	r := stepResult{Name: name, Machines: n, Seconds: s, Writes: writes.total(), WritesByResource: writes, ReadsByRequest: requests.reads()}
 	if s > 0 {
 		r.MachinesPerSec = float64(n) / s
 		r.WritesPerSec = r.Writes / s
@@ -101,11 +118,16 @@ func (r *stepResult) withWritesFloor(nodeFloor, machineFloor floorResult) {
 func (r *results) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## machineapi scale benchmark, %s (%d CPUs, load %s, %s)\n\n", r.Date, r.CPUs, r.LoadAverage, r.Go)
+	fmt.Fprintf(&b, "Control plane: %s; simulated kubelets send no heartbeats.\n\n", r.ControlPlane)
 	fmt.Fprintf(&b, "Write floor: **%.0f writes/s** (%d Node writes by %d writers in %.1fs); floor-derived time = N x %d writes / floor (N x %d for a link).\n\n",
 		r.Floor.WritesPerSec, r.Floor.Writes, r.Floor.Workers, r.Floor.Seconds, nominalWritesPerMachine, nominalWritesPerLink)
 	if r.MachineFloor.WritesPerSec > 0 {
 		fmt.Fprintf(&b, "Machine write floor: **%.0f writes/s** (%d Machine creates and status writes by %d writers in %.1fs); *time ÷ its writes at the floors* = the step's time over how long the writes it made take at the floors (Machine writes at the Machine floor, the rest at the Node floor).\n\n",
 			r.MachineFloor.WritesPerSec, r.MachineFloor.Writes, r.MachineFloor.Workers, r.MachineFloor.Seconds)
+	}
+	if f := r.SchemaFloors; f != nil {
+		fmt.Fprintf(&b, "Machine write floor on copies of the CRD (unstructured clients, best of %v and %v writes/s): with its CEL rules **%.0f writes/s**, without **%.0f writes/s**.\n\n",
+			f.WithRules.Runs, f.WithoutRules.Runs, f.WithRules.WritesPerSec, f.WithoutRules.WritesPerSec)
 	}
 	b.WriteString("| step | machines | seconds | machines/s | writes/machine | writes/s (÷ floor) | time ÷ floor-derived | time ÷ its writes at the floors | p50 / p99 to Running |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
@@ -131,15 +153,47 @@ func (r *results) markdown() string {
 	if r.ManagerPeakRSSBytes > 0 {
 		fmt.Fprintf(&b, "\nmachine-manager peak RSS: %.0f MiB.\n", float64(r.ManagerPeakRSSBytes)/(1<<20))
 	}
+	if s := r.ScaleUp; len(s.Phases) > 0 {
+		fmt.Fprintf(&b, "\nScale-up: the last Machine was created %.1fs after the scale; time per phase (p50 / p99): ", s.CreatedSeconds)
+		parts := make([]string, 0, len(s.Phases))
+		for _, p := range s.Phases {
+			parts = append(parts, fmt.Sprintf("%s %.2fs / %.2fs", p.Name, p.P50Seconds, p.P99Seconds))
+		}
+		b.WriteString(strings.Join(parts, ", "))
+		b.WriteString("\n")
+	}
+	if s := r.ScaleUp; len(s.CPUSeconds) > 0 {
+		total := 0.0
+		for _, v := range s.CPUSeconds {
+			total += v
+		}
+		fmt.Fprintf(&b, "\nScale-up CPU: %.0f s of the %.0f s the %d CPUs had (%.0f%%): ", total, s.Seconds*float64(r.CPUs), r.CPUs, 100*total/(s.Seconds*float64(r.CPUs)))
+		b.WriteString(breakdownSeconds(s.CPUSeconds))
+		b.WriteString("\n")
+	}
 	if s := r.ScaleUp; len(s.WritesByResource) > 0 {
 		b.WriteString("\nScale-up writes by resource: ")
 		b.WriteString(breakdown(s.WritesByResource, s.Machines))
+		b.WriteString("\n")
+	}
+	if s := r.ScaleUp; len(s.ReadsByRequest) > 0 {
+		b.WriteString("\nScale-up reads: ")
+		b.WriteString(breakdown(s.ReadsByRequest, s.Machines))
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
 func breakdown(w map[string]float64, n int) string {
+	return largestFirst(w, func(k string, v float64) string { return fmt.Sprintf("%s %.2f", k, v/float64(max(n, 1))) }) + " (per machine)"
+}
+
+func breakdownSeconds(w map[string]float64) string {
+	return largestFirst(w, func(k string, v float64) string { return fmt.Sprintf("%s %.1f s", k, v) })
+}
+
+// largestFirst formats each entry of w with format, largest value first, comma-separated.
+func largestFirst(w map[string]float64, format func(k string, v float64) string) string {
 	keys := make([]string, 0, len(w))
 	for k := range w {
 		keys = append(keys, k)
@@ -147,7 +201,7 @@ func breakdown(w map[string]float64, n int) string {
 	sort.Slice(keys, func(i, j int) bool { return w[keys[i]] > w[keys[j]] })
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.2f", k, w[k]/float64(max(n, 1))))
+		parts = append(parts, format(k, w[k]))
 	}
-	return strings.Join(parts, ", ") + " (per machine)"
+	return strings.Join(parts, ", ")
 }

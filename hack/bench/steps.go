@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,7 +53,7 @@ func (e *env) steps(ctx context.Context, res *results) (retErr error) {
 	go func() {
 		select {
 		case <-mgr.Done():
-			cancel(fmt.Errorf("machine-manager exited (%v): see %s", mgr.Err(), mgr.LogFile))
+			cancel(fmt.Errorf("machine-manager exited (%v): see %s", mgr.Err(), mgr.LogFile)) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
 		case <-managerDone:
 		}
 	}()
@@ -87,6 +91,67 @@ func (e *env) steps(ctx context.Context, res *results) (retErr error) {
 	return nil
 }
 
+// profileSeconds is how long the CPU profiles of the scale-up last.
+const profileSeconds = 20
+
+// profile starts the CPU profiles asked for (-apiserver-profile, -manager-profile) in the
+// background, -profile-after from now, and returns a function that waits for them to be written.
+func (e *env) profile(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	take := func(what, file string, get func() ([]byte, error)) {
+		if file == "" {
+			return
+		}
+		wg.Go(func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(e.o.profileAfter):
+			}
+			data, err := get()
+			if err == nil {
+				err = os.WriteFile(file, data, 0o644)
+			}
+			if err != nil {
+				logf("  the CPU profile of %s failed: %v", what, err)
+				return
+			}
+			logf("  CPU profile of %s written to %s", what, file)
+		})
+	}
+	take("kube-apiserver", e.o.apiserverProfile, func() ([]byte, error) {
+		return e.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(profileSeconds)).Timeout(2 * profileSeconds * time.Second).DoRaw(ctx)
+	})
+	take("machine-manager", e.o.managerProfile, func() ([]byte, error) {
+		url := fmt.Sprintf("http://127.0.0.1:6060/debug/pprof/profile?seconds=%d", profileSeconds)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	})
+	return wg.Wait
+}
+
+// pids names the processes whose CPU time the scale-up reports: the control plane's, the
+// manager's and the benchmark's own (its watch of every Machine).
+func (e *env) pids() map[string]int {
+	out := map[string]int{"bench": os.Getpid()}
+	for _, p := range e.plane.Processes() {
+		out[p.Name] = p.Pid()
+	}
+	if e.manager != nil {
+		out["machine-manager"] = e.manager.Pid()
+	}
+	return out
+}
+
 func (e *env) startManager() (*localstack.Process, error) {
 	args := []string{
 		"--kubeconfig=" + e.kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0",
@@ -101,6 +166,7 @@ func (e *env) startManager() (*localstack.Process, error) {
 		return nil, err
 	}
 	logf("machine-manager started (pid %d): %s", p.Pid(), strings.Join(args[1:], " "))
+	e.manager = p
 	return p, nil
 }
 
@@ -122,13 +188,18 @@ func (e *env) scaleUp(ctx context.Context, n int, floor floorResult) (stepResult
 	if err := e.c.Create(ctx, md); err != nil {
 		return stepResult{}, err
 	}
-	time.Sleep(2 * time.Second) // let the deployment create its (empty) MachineSet first
+	// Let the deployment create its (empty) MachineSet before the measured window opens, so that
+	// those writes are not counted as the scale-up's.
+	time.Sleep(2 * time.Second) //nolint:forbidigo // a settle time outside the measurement, not a wait for a condition
 	e.track.reset()
 	logf("scale-up: MachineDeployment %s 0 -> %d", deployment, n)
 	before, err := scrapeWrites(ctx, e.cs)
 	if err != nil {
 		return stepResult{}, err
 	}
+	profiled := e.profile(ctx)
+	defer profiled()
+	cpuBefore := snapshotCPU(e.pids())
 	start := time.Now()
 	if err := e.scale(ctx, n); err != nil {
 		return stepResult{}, err
@@ -137,13 +208,17 @@ func (e *env) scaleUp(ctx context.Context, n int, floor floorResult) (stepResult
 		return stepResult{}, err
 	}
 	elapsed := time.Since(start)
+	cpu := snapshotCPU(e.pids()).since(cpuBefore)
 	after, err := scrapeWrites(ctx, e.cs)
 	if err != nil {
 		return stepResult{}, err
 	}
 	r := newStepResult("scale-up 0 -> N", n, elapsed, after.since(before), floor, nominalWritesPerMachine)
+	r.CPUSeconds = cpu
 	p50, p99 := e.track.timeToRunning()
 	r.P50Seconds, r.P99Seconds = p50.Seconds(), p99.Seconds()
+	r.Phases = e.track.phases()
+	r.CreatedSeconds = e.track.lastSeen().Sub(start).Seconds()
 	logf("  scale-up: %d machines Running in %s (%.1f machines/s, %.1f writes/machine)", n, elapsed.Round(time.Millisecond), r.MachinesPerSec, r.WritesPerMachine)
 	return r, nil
 }
@@ -202,8 +277,11 @@ func (e *env) healthCheck(ctx context.Context) (healthResult, error) {
 		return healthResult{}, fmt.Errorf("waiting for the health check to see %d healthy machines: %w", n, err)
 	}
 	list := &v1beta1.MachineList{}
-	if err := e.cache.List(ctx, list, client.InNamespace(benchNamespace)); err != nil || len(list.Items) == 0 {
-		return healthResult{}, fmt.Errorf("no machine to make unhealthy: %v", err)
+	if err := e.cache.List(ctx, list, client.InNamespace(benchNamespace)); err != nil {
+		return healthResult{}, fmt.Errorf("listing the machines to make one unhealthy: %w", err)
+	}
+	if len(list.Items) == 0 {
+		return healthResult{}, fmt.Errorf("no machine to make unhealthy in namespace %s", benchNamespace)
 	}
 	victim := list.Items[0]
 	nodeName := victim.Status.NodeRef.Name
@@ -256,43 +334,22 @@ func (e *env) nodelinkAlone(ctx context.Context, n int, floor floorResult) (step
 		return stepResult{}, err
 	}
 	logf("nodelink: creating %d Node/Machine pairs (not timed)", n)
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	jobs := make(chan int)
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				id := fmt.Sprintf("sim:///nodelink-%05d", i)
-				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nodelink-%05d", i)}, Spec: corev1.NodeSpec{ProviderID: id}}
-				m := &v1beta1.Machine{
-					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("pair-%05d", i)},
-					Spec: v1beta1.MachineSpec{ProviderID: id, Metadata: v1beta1.ObjectMeta{Labels: map[string]string{"pool": "nodelink"}},
-						ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{}`)}}},
-				}
-				if err := e.c.Create(ctx, node); err != nil {
-					errs <- err
-					return
-				}
-				if err := e.c.Create(ctx, m); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	for i := range n {
-		select {
-		case jobs <- i:
-		case err := <-errs:
-			close(jobs)
-			wg.Wait()
-			return stepResult{}, err
+	err := parallel(n, 64, func(i int) error {
+		id := fmt.Sprintf("sim:///nodelink-%05d", i)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nodelink-%05d", i)}, Spec: corev1.NodeSpec{ProviderID: id}}
+		m := &v1beta1.Machine{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("pair-%05d", i)},
+			Spec: v1beta1.MachineSpec{ProviderID: id, Metadata: v1beta1.ObjectMeta{Labels: map[string]string{"pool": "nodelink"}},
+				ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{}`)}}},
 		}
+		if err := e.c.Create(ctx, node); err != nil {
+			return err
+		}
+		return e.c.Create(ctx, m)
+	})
+	if err != nil {
+		return stepResult{}, err
 	}
-	close(jobs)
-	wg.Wait()
 	before, err := scrapeWrites(ctx, e.cs)
 	if err != nil {
 		return stepResult{}, err

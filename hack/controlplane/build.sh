@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the local control plane (kube-apiserver, kubectl, etcd) from source into
+# Builds the local control plane (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+# etcd) from source into
 # bin/k8s/<version>/, the directory KUBEBUILDER_ASSETS points at. Nothing is downloaded but Go
 # modules. A build happens only when a binary is missing or when the pinned versions (the go.mod /
 # go.sum files of hack/controlplane and hack/controlplane/etcd, or this script) change; otherwise it
@@ -15,7 +16,7 @@ if [[ -z "$k8s_version" ]]; then
 fi
 out="$root/bin/k8s/$k8s_version"
 stamp_file="$out/.pins"
-binaries=(kube-apiserver kubectl etcd)
+binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
 
 stamp=$(cat "$here/go.mod" "$here/go.sum" "$here/etcd/go.mod" "$here/etcd/go.sum" "$here/build.sh" | sha256sum | cut -d' ' -f1)
 
@@ -41,10 +42,12 @@ ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
 
 start=$SECONDS
 echo "control plane: building because $reason."
-echo "control plane: compiling kube-apiserver and kubectl v$k8s_version from k8s.io/kubernetes source"
+echo "control plane: compiling kube-apiserver, kube-controller-manager, kube-scheduler and kubectl"
+echo "               v$k8s_version from k8s.io/kubernetes source"
 echo "               (no downloads of release binaries here; the first build takes ~8-9 minutes on"
 echo "               2 cores, later builds reuse the Go build cache and take seconds)..."
-(cd "$here" && go build -ldflags "$ldflags" -o "$out/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl)
+(cd "$here" && go build -ldflags "$ldflags" -o "$out/" k8s.io/kubernetes/cmd/kube-apiserver \
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 etcd_version=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" { print $3 }' "$here/etcd/go.mod")
 echo "control plane: compiling etcd $etcd_version (go.etcd.io/etcd/server/v3/etcdmain, ~1 minute the first time)..."
 (cd "$here/etcd" && go build -ldflags "-s -w" -o "$out/etcd" .)

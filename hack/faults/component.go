@@ -91,13 +91,18 @@ func (c *Component) Running() bool {
 
 // Exited returns an error when the component's process ended without being killed or stopped
 // by the suite: a crash.
-func (c *Component) Exited() error {
-	if c.proc == nil {
+func (c *Component) Exited() error { return exitedOnItsOwn(c.Name, c.proc) }
+
+// exitedOnItsOwn returns an error, with the end of its log, when p (nil: not running) has ended:
+// the suite stops or kills a process only after forgetting it, so an end it sees is a crash or a
+// refusal to start.
+func exitedOnItsOwn(name string, p *localstack.Process) error {
+	if p == nil {
 		return nil
 	}
 	select {
-	case <-c.proc.Done():
-		return fmt.Errorf("%s exited on its own (%v); the end of %s:\n%s", c.Name, c.proc.Err(), c.proc.LogFile, Tail(c.proc.LogFile, 20))
+	case <-p.Done():
+		return fmt.Errorf("%s exited on its own (%v); the end of %s:\n%s", name, p.Err(), p.LogFile, localstack.Tail(p.LogFile, 20)) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
 	default:
 		return nil
 	}
@@ -121,6 +126,9 @@ func (c *Component) CurrentLog() string {
 	}
 	return c.logs[len(c.logs)-1]
 }
+
+// MetricsAddress is where the component serves its metrics now (host:port).
+func (c *Component) MetricsAddress() string { return fmt.Sprintf("127.0.0.1:%d", c.metricsPort) }
 
 // Metrics fetches the component's Prometheus metrics text.
 func (c *Component) Metrics(ctx context.Context) (string, error) {
@@ -224,22 +232,6 @@ func (c *Component) Panics() []string {
 		}
 	}
 	return out
-}
-
-// Tail returns the last n lines of a file, indented.
-func Tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i := range lines {
-		lines[i] = "    " + truncate(lines[i], 300)
-	}
-	return strings.Join(lines, "\n")
 }
 
 func truncate(s string, n int) string {

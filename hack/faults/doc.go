@@ -27,7 +27,9 @@
 // # Layout
 //
 // plane.go starts the control plane and restarts its API server; component.go runs a manager
-// binary (kill, restart, metrics); simstate.go reads the simulated cloud; tracker.go watches
+// binary (kill, restart, metrics); autoscaler.go runs the real cluster-autoscaler and reads its
+// status (the scenarios labelled autoscaler, make test-autoscaler, which make test-faults leaves
+// out); simstate.go reads the simulated cloud; tracker.go watches
 // Machines, events and health checks; invariants.go holds the checks; objects.go the objects.
 // The scenarios are the *_test.go files, one per row of the matrix; harness_test.go sets up
 // each scenario and runs the invariants.

@@ -1,7 +1,8 @@
 // Module faults is the fault-matrix suite behind make test-faults: the real machine-manager and
 // cluster-manager binaries on the source-built control plane, under API server restarts, manager
 // crashes, provider errors, Node faults, health-check storms, an unreachable workload API and bad
-// input, with the invariants checked after every scenario. Dev-only, never released.
+// input, with the invariants checked after every scenario; and the cluster-autoscaler scenarios
+// behind make test-autoscaler. Dev-only, never released.
 module machineapi.dev/hack/faults
 
 go 1.26.0
@@ -19,6 +20,7 @@ require (
 	machineapi.dev/machine-api v0.1.0
 	machineapi.dev/nodelink v0.1.0
 	sigs.k8s.io/controller-runtime v0.25.2
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -81,7 +83,6 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 replace (

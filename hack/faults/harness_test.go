@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "machineapi.dev/cluster-api/api/v1beta1"
@@ -51,6 +53,11 @@ func NewScenario(name string) *Scenario {
 	GinkgoHelper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	// The API server's ServiceAccount admission refuses pods until kube-controller-manager has
+	// made the namespace's default service account, as in any cluster.
+	Eventually(func() error {
+		return k8s.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
+	}).Should(Succeed(), "the default service account of %s", ns.Name)
 	dir := filepath.Join(stateDir, ns.Name)
 	s := &Scenario{Name: name, NS: ns.Name, Dir: dir, SimDir: filepath.Join(dir, "sim"), baselines: map[*faults.Component]int{}}
 	Expect(os.MkdirAll(s.SimDir, 0o755)).To(Succeed())
@@ -64,15 +71,16 @@ func NewScenario(name string) *Scenario {
 }
 
 // MachineManager returns a machine-manager for this scenario (not started): scoped to its
-// namespace, its sim instances in its folder, Nodes booting within a second, no heartbeats
-// (nothing here watches them).
+// namespace, its sim instances in its folder, Nodes booting within a second, their Leases renewed
+// every 10s (the node lifecycle controller of kube-controller-manager marks Nodes without them
+// unreachable) and the not-ready/unreachable taints left to that controller.
 func (s *Scenario) MachineManager(extra ...string) *faults.Component {
 	args := []string{
 		"--kubeconfig=" + plane.Kubeconfig,
 		"--namespace=" + s.NS,
 		"--sim-state-dir=" + s.SimDir,
 		"--sim-boot-delay=500ms",
-		"--sim-heartbeat-interval=-1s",
+		"--sim-leave-condition-taints",
 		"--leader-election-namespace=" + s.NS,
 	}
 	c := &faults.Component{
@@ -119,6 +127,11 @@ func (s *Scenario) Verify() {
 	defer s.teardown()
 	defer func() {
 		_ = os.WriteFile(filepath.Join(s.Dir, "machines.txt"), []byte(tracker.Dump(s.NS)), 0o644)
+		if CurrentSpecReport().Failed() {
+			// What the sets and deployments showed when the scenario failed, with their events:
+			// the controllers' decisions, for the post-mortem (the namespace goes with teardown).
+			_ = os.WriteFile(filepath.Join(s.Dir, "sets.txt"), []byte(dumpSets(s.NS)), 0o644)
+		}
 	}()
 	var bad []string
 	note := func(what string, v []string) {
@@ -359,10 +372,48 @@ func (s *Scenario) PlaceProbes(machines []v1beta1.Machine, labels map[string]str
 	return pods
 }
 
+// BudgetAllows succeeds once kube-controller-manager's disruption controller has observed the
+// budget's generation and allows that many disruptions; for Eventually.
+func BudgetAllows(pdb *policyv1.PodDisruptionBudget, allowed int32) func(Gomega) {
+	return func(g Gomega) {
+		got := &policyv1.PodDisruptionBudget{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pdb), got)).To(Succeed())
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation), "observed generation of %s", pdb.Name)
+		g.Expect(got.Status.DisruptionsAllowed).To(Equal(allowed), "disruptions allowed by %s (%d healthy, %d desired)",
+			pdb.Name, got.Status.CurrentHealthy, got.Status.DesiredHealthy)
+	}
+}
+
 // Gone reports whether an object no longer exists.
 func Gone(obj client.Object) func() bool {
 	return func() bool {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		return apierrors.IsNotFound(err)
 	}
+}
+
+// dumpSets describes the MachineDeployments and MachineSets of ns (replicas, pause, the
+// deployment's annotations on a set, status and conditions) and the namespace's events in time
+// order.
+func dumpSets(ns string) string {
+	var b strings.Builder
+	mds := &v1beta1.MachineDeploymentList{}
+	_ = k8s.List(ctx, mds, client.InNamespace(ns))
+	for _, md := range mds.Items {
+		fmt.Fprintf(&b, "MachineDeployment %s gen=%d replicas=%d paused=%v annotations=%v\n    status=%+v\n",
+			md.Name, md.Generation, ptr.Deref(md.Spec.Replicas, -1), md.Spec.Paused, md.Annotations, md.Status)
+	}
+	sets := &v1beta1.MachineSetList{}
+	_ = k8s.List(ctx, sets, client.InNamespace(ns))
+	for _, set := range sets.Items {
+		fmt.Fprintf(&b, "MachineSet %s gen=%d replicas=%d annotations=%v\n    status=%+v\n",
+			set.Name, set.Generation, ptr.Deref(set.Spec.Replicas, -1), set.Annotations, set.Status)
+	}
+	events := &corev1.EventList{}
+	_ = k8s.List(ctx, events, client.InNamespace(ns))
+	sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].LastTimestamp.Before(&events.Items[j].LastTimestamp) })
+	for _, e := range events.Items {
+		fmt.Fprintf(&b, "%s %s %s/%s %s: %s\n", e.LastTimestamp.Format("15:04:05"), e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+	}
+	return b.String()
 }

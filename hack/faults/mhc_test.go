@@ -15,10 +15,12 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
-// Scenario 5: 60% of the Nodes go NotReady at once under a health check that allows 40%
-// unhealthy: an outage, not ten broken machines. Nothing may be remediated while it lasts; once
-// most Nodes recover, the few still broken are replaced, and nothing more.
-var _ = Describe("Scenario 5: 60% of the Nodes NotReady at once under maxUnhealthy 40%", func() {
+// Scenario 5: 60% of the Nodes go down within seconds under a health check that allows 40%
+// unhealthy: an outage, not six broken machines. The check runs all the time and sees the Nodes go
+// one by one; each counts against maxUnhealthy from the moment it fails (suspect, within its
+// timeout), so nothing is remediated while the outage lasts; once the others recover, the one
+// still broken is replaced, and nothing more.
+var _ = Describe("Scenario 5: 60% of the Nodes NotReady one by one under maxUnhealthy 40%", func() {
 	var s *Scenario
 
 	BeforeEach(func() {
@@ -27,10 +29,13 @@ var _ = Describe("Scenario 5: 60% of the Nodes NotReady at once under maxUnhealt
 	})
 	AfterEach(func() { s.Verify() })
 
-	It("remediates nothing while over the limit (RemediationAllowed=False), then replaces only what stays broken", func() {
+	It("remediates nothing while over the limit (RemediationAllowed=False with both counts), then replaces only what stays broken", func() {
 		ms := faults.MachineSet(s.NS, "storm", 10)
 		Expect(k8s.Create(ctx, ms)).To(Succeed())
-		mhc := faults.HealthCheck(s.NS, "storm", "storm", 3, 60, "40%")
+		// NotReady is judged after 90s, longer than the whole outage lasts; the Node that stays
+		// broken becomes unreachable, judged after 5s.
+		mhc := faults.HealthCheck(s.NS, "storm", "storm", 90, 60, "40%")
+		mhc.Spec.UnhealthyConditions[1].TimeoutSeconds = 5 // Ready=Unknown
 		Expect(k8s.Create(ctx, mhc)).To(Succeed())
 		running := s.WaitRunning("storm", 10, 2*time.Minute)
 		Eventually(func() int32 {
@@ -38,20 +43,6 @@ var _ = Describe("Scenario 5: 60% of the Nodes NotReady at once under maxUnhealt
 			return mhc.Status.CurrentHealthy
 		}).Should(Equal(int32(10)))
 		s.PlaceProbes(running[:6], nil)
-
-		By("making 6 of 10 Nodes NotReady at once")
-		// The Nodes go NotReady one by one; the check is paused meanwhile, and until each has been
-		// NotReady for longer than the timeout, so that it sees 6 unhealthy at once (an outage),
-		// not first 1, 2, 3, 4 (within the limit, and rightly remediated).
-		paused := map[string]*string{v1beta1.PausedAnnotation: ptr.To("")}
-		Annotate(mhc, paused)
-		notReady := map[string]*string{"sim.machineapi.dev/not-ready-after": ptr.To("0s")}
-		for i := range 6 {
-			Annotate(&running[i], notReady)
-		}
-		Eventually(func() int { return notReadyNodes(running) }).Should(Equal(6))
-		time.Sleep(4 * time.Second)
-		Annotate(mhc, map[string]*string{v1beta1.PausedAnnotation: nil})
 		allowed := func() string {
 			got := &v1beta1.MachineHealthCheck{}
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(mhc), got)).To(Succeed())
@@ -59,35 +50,49 @@ var _ = Describe("Scenario 5: 60% of the Nodes NotReady at once under maxUnhealt
 			if c == nil {
 				return ""
 			}
-			return string(c.Status) + "/" + c.Reason
+			return string(c.Status) + "/" + c.Reason + ": " + c.Message
 		}
-		Eventually(allowed).Should(Equal("False/TooManyUnhealthy"))
-		Eventually(func() bool { return hasEvent(mhc.UID, "RemediationNotAllowed") }).Should(BeTrue(), "a Warning event says why")
-		Eventually(func(g Gomega) {
-			for i := range 6 {
-				m := &v1beta1.Machine{}
-				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&running[i]), m)).To(Succeed())
-				c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.HealthCheckSucceededCondition)
-				g.Expect(c).NotTo(BeNil())
-				g.Expect(c.Reason).To(Equal("RemediationNotAllowed"), "Machine %s says why it is left alone", m.Name)
+		healthReason := func(m *v1beta1.Machine) func() string {
+			return func() string {
+				got := &v1beta1.Machine{}
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), got)).To(Succeed())
+				if c := meta.FindStatusCondition(got.Status.Conditions, v1beta1.HealthCheckSucceededCondition); c != nil {
+					return c.Reason
+				}
+				return ""
 			}
-		}).Should(Succeed())
+		}
+
+		By("making 5 Nodes NotReady one after the other, the health check running")
+		notReady := map[string]*string{"sim.machineapi.dev/not-ready-after": ptr.To("0s")}
+		for i := range 5 {
+			Annotate(&running[i], notReady)
+			Eventually(func() int { return notReadyNodes(running[i : i+1]) }).Should(Equal(1), "the Node of %s goes NotReady", running[i].Name)
+		}
+		Eventually(allowed).Should(HavePrefix("False/TooManyUnhealthy: 5 of 10 targets failing (0 unhealthy, 5 within their timeout)"))
+
+		By("making a sixth unreachable: unhealthy after 5s, and left alone")
+		broken := &running[5]
+		Annotate(broken, map[string]*string{"sim.machineapi.dev/unreachable": ptr.To("")})
+		Eventually(allowed).Should(Equal("False/TooManyUnhealthy: 6 of 10 targets failing (1 unhealthy, 5 within their timeout), " +
+			"more than maxUnhealthy 40% (4) allows; remediating nothing until at most 4 are"))
+		Eventually(func() bool { return hasEvent(mhc.UID, "RemediationNotAllowed") }).Should(BeTrue(), "a Warning event says why")
+		Eventually(healthReason(broken)).Should(Equal("RemediationNotAllowed"), "the broken Machine says why it is left alone")
+		for i := range 5 {
+			Expect(healthReason(&running[i])()).To(Equal("Suspect"), "Machine %s is within its timeout", running[i].Name)
+		}
 		Consistently(func() []string { return tracker.Remediations(s.NS) }, 10*time.Second).Should(BeEmpty(), "remediated during the outage")
 		Expect(tracker.Peak(s.NS)).To(Equal(10))
 
-		By("recovering 4 of them: 2 unhealthy is within the limit")
-		// Paused again while they recover one by one, for the same reason: 4 still down is
-		// within the limit.
-		Annotate(mhc, paused)
-		for i := range 4 {
+		By("recovering the 5 NotReady Nodes: the one still broken is replaced, nothing else")
+		for i := range 5 {
 			Annotate(&running[i], map[string]*string{"sim.machineapi.dev/not-ready-after": nil})
 		}
-		Eventually(func() int { return notReadyNodes(running) }).Should(Equal(2))
-		Annotate(mhc, map[string]*string{v1beta1.PausedAnnotation: nil})
-		Eventually(allowed).Should(Equal("True/WithinLimits"))
-		Eventually(func() []string { return tracker.Remediations(s.NS) }).Should(ConsistOf(running[4].Name, running[5].Name))
+		Eventually(func() []string { return tracker.Remediations(s.NS) }).Should(ConsistOf(broken.Name))
+		Eventually(allowed).Should(HavePrefix("True/WithinLimits"))
 		s.WaitRunning("storm", 10, 2*time.Minute)
-		s.Expect.MaxRemediations = 2
+		Consistently(func() []string { return tracker.Remediations(s.NS) }, 5*time.Second).Should(ConsistOf(broken.Name))
+		s.Expect.MaxRemediations = 1
 	})
 })
 

@@ -88,9 +88,12 @@ var _ = Describe("Scenario 4: Node faults", func() {
 			ObjectMeta: metav1.ObjectMeta{Name: "stranger-" + s.NS, Labels: map[string]string{scenarioNodeLabel: s.NS}},
 		}
 		Expect(k8s.Create(ctx, stranger)).To(Succeed())
+		// kube-controller-manager writes new Nodes too (node lifecycle, taints): a merge patch
+		// without an optimistic lock sets the address whatever it wrote meanwhile.
+		before := stranger.DeepCopy()
 		stranger.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
 		stranger.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-		Expect(k8s.Status().Update(ctx, stranger)).To(Succeed())
+		Expect(k8s.Status().Patch(ctx, stranger, client.MergeFrom(before))).To(Succeed())
 
 		var machines []*v1beta1.Machine
 		for _, name := range []string{"dup-a", "dup-b"} {

@@ -96,27 +96,15 @@ func ProbePod(ns, node string, i int, labels map[string]string) *corev1.Pod {
 	}
 }
 
-// BlockingBudget returns a PodDisruptionBudget over the pods labelled app=<app> that allows no
-// disruption. No kube-controller-manager runs here, so its status is written by the suite
-// (BudgetStatus), as the disruption controller would.
-func BlockingBudget(ns, app string) *policyv1.PodDisruptionBudget {
+// Budget returns a PodDisruptionBudget over the pods labelled app=<app> that needs minAvailable of
+// them healthy; kube-controller-manager's disruption controller computes how many disruptions it
+// allows (the probe pods have no controller, so the budget uses minAvailable, not maxUnavailable).
+func Budget(ns, app string, minAvailable int32) *policyv1.PodDisruptionBudget {
 	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 		},
-	}
-}
-
-// BudgetStatus is the status the disruption controller would write for pods healthy pods of
-// which allowed may be disrupted.
-func BudgetStatus(pdb *policyv1.PodDisruptionBudget, pods, allowed int32) policyv1.PodDisruptionBudgetStatus {
-	return policyv1.PodDisruptionBudgetStatus{
-		ObservedGeneration: pdb.Generation,
-		DisruptionsAllowed: allowed,
-		CurrentHealthy:     pods,
-		DesiredHealthy:     pods - allowed,
-		ExpectedPods:       pods,
 	}
 }

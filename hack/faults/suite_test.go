@@ -33,6 +33,7 @@ var (
 	k8sBinDir = flag.String("k8s-bin-dir", os.Getenv("KUBEBUILDER_ASSETS"), "folder holding the source-built etcd and kube-apiserver (bin/k8s/<version>)")
 	rootDir   = flag.String("root", "../..", "repository root, for the CRDs")
 	knownBugs = flag.Bool("known-bugs", false, "also run the specs that reproduce known product bugs (docs/reliability.md); they fail until the bugs are fixed")
+	promDir   = flag.String("prometheus-bin-dir", os.Getenv("PROMETHEUS_BIN_DIR"), "folder holding the prometheus binary built by make prometheus (bin/prometheus/<version>), for the observability scenario")
 	keepState = flag.Bool("keep-state", false, "keep the state folder (etcd data, manager logs, sim instances) even when every scenario passes")
 )
 
@@ -85,7 +86,7 @@ var _ = BeforeSuite(func() {
 		_ = os.RemoveAll(stateDir)
 	})
 
-	plane, err = faults.StartPlane(ctx, *k8sBinDir, filepath.Join(stateDir, "plane"))
+	plane, err = faults.StartPlane(ctx, *k8sBinDir, filepath.Join(stateDir, "plane"), faults.AllControllers)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(plane.Stop)
 

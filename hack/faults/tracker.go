@@ -15,6 +15,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"machineapi.dev/hack/tools/watch"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/nodelink"
 )
@@ -79,21 +81,11 @@ type Tracker struct {
 func NewTracker(ctx context.Context, c cache.Cache) (*Tracker, error) {
 	t := &Tracker{machines: map[types.UID]*MachineRecord{}, events: map[types.UID][]EventRecord{},
 		mhcAllow: map[types.NamespacedName][]ConditionChange{}, peak: map[string]int{}, changed: make(chan struct{}, 1)}
-	deleted := func(o any) any {
-		if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-			return d.Obj
-		}
-		return o
-	}
 	inf, err := c.GetInformer(ctx, &v1beta1.Machine{})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { t.observeMachine(o, false) },
-		UpdateFunc: func(_, o any) { t.observeMachine(o, false) },
-		DeleteFunc: func(o any) { t.observeMachine(deleted(o), true) },
-	}); err != nil {
+	if _, err := inf.AddEventHandler(watch.Handler(t.observeMachine)); err != nil {
 		return nil, err
 	}
 	ev, err := c.GetInformer(ctx, &eventsv1.Event{})
@@ -119,11 +111,7 @@ func NewTracker(ctx context.Context, c cache.Cache) (*Tracker, error) {
 	return t, nil
 }
 
-func (t *Tracker) observeMachine(o any, gone bool) {
-	m, ok := o.(*v1beta1.Machine)
-	if !ok {
-		return
-	}
+func (t *Tracker) observeMachine(m *v1beta1.Machine, gone bool) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()

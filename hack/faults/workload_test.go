@@ -104,7 +104,7 @@ func startRemoteWorld() *remoteWorld {
 	w := &remoteWorld{s: NewScenario("workload-outage")}
 	w.s.Expect.RemoteNodes = true
 	var err error
-	w.workload, err = faults.StartPlane(ctx, *k8sBinDir, filepath.Join(w.s.Dir, "workload"))
+	w.workload, err = faults.StartPlane(ctx, *k8sBinDir, filepath.Join(w.s.Dir, "workload"), faults.WithoutNodeLifecycle)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(w.workload.Stop)
 	cfg, err := clientcmd.BuildConfigFromFlags("", w.workload.Kubeconfig)
@@ -196,7 +196,12 @@ func (w *remoteWorld) drainsOnScaleDown(n int) {
 	nodes := &corev1.NodeList{}
 	Expect(w.wl.List(ctx, nodes)).To(Succeed())
 	for _, node := range nodes.Items {
-		Expect(w.wl.Create(ctx, faults.ProbePod(w.s.NS, node.Name, 0, nil))).To(Succeed())
+		// The namespace's default ServiceAccount, which admission requires of a pod, is created by
+		// the workload kube-controller-manager shortly after the namespace: until then the create is
+		// refused (403) and is tried again.
+		Eventually(func() error {
+			return client.IgnoreAlreadyExists(w.wl.Create(ctx, faults.ProbePod(w.s.NS, node.Name, 0, nil)))
+		}).WithTimeout(time.Minute).Should(Succeed())
 	}
 	w.scalePool(n)
 	Eventually(func(g Gomega) {
@@ -225,7 +230,10 @@ func (w *remoteWorld) drainsOnScaleDown(n int) {
 		if r, went := gone[node.Name]; went {
 			Expect(node.Spec.Unschedulable).To(BeTrue(), "workload Node %s of deleted Machine %s cordoned", node.Name, r.Name)
 			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the pod on workload Node %s evicted before Machine %s went", node.Name, r.Name)
-			Expect(r.Events).To(ContainElement(And(HaveField("Reason", "Drained"), HaveField("Note", ContainSubstring("workload cluster")))),
+			// Events are sent asynchronously: the Drained event may reach the API server after
+			// the Machine it is about is gone.
+			Eventually(func() []faults.EventRecord { return tracker.EventsFor(r.UID) }).WithTimeout(30*time.Second).Should(
+				ContainElement(And(HaveField("Reason", "Drained"), HaveField("Note", ContainSubstring("workload cluster")))),
 				"Machine %s: cluster-manager's Drained event", r.Name)
 			logf("Machine %s went after its workload Node %s was drained", r.Name, node.Name)
 			continue

@@ -1,5 +1,6 @@
 // Package manager runs every machine-api controller — Machines, MachineClasses, MachineSets,
-// MachineDeployments, MachineHealthChecks — plus the node linker for Machines, around a provider.
+// MachineDeployments, MachineHealthChecks, the cluster-autoscaler's capacity annotations of sets
+// and deployments — plus the node linker for Machines, around a provider.
 // It is all a provider's main.go needs:
 //
 //	func main() {

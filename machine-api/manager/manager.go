@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -20,21 +17,21 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"machineapi.dev/drain"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/controller/capacity"
 	"machineapi.dev/machine-api/internal/controller/machine"
 	"machineapi.dev/machine-api/internal/controller/machineclass"
 	"machineapi.dev/machine-api/internal/controller/machinedeployment"
 	"machineapi.dev/machine-api/internal/controller/machinehealthcheck"
 	"machineapi.dev/machine-api/internal/controller/machineset"
-	"machineapi.dev/machine-api/internal/machinelink"
+	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/machinelink"
 	"machineapi.dev/machine-api/provider"
+	"machineapi.dev/machine-api/reconcile/statemetrics"
 )
 
 // ManagerSetup is implemented by providers that need the manager: to watch objects, run
@@ -60,20 +57,9 @@ func utilruntimeMust(err error) {
 // Run starts the manager for provider p with the client configuration of --kubeconfig (or the
 // in-cluster one) and blocks until ctx is cancelled.
 func Run(ctx context.Context, p provider.Provider, o Options) error {
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("loading the API server configuration (pass --kubeconfig or run in a cluster): %w", err)
-	}
-	if err := applyMemoryLimit(o.MemoryLimit); err != nil {
-		return err
-	}
-	mgr, err := New(ctx, cfg, p, o)
-	if err != nil {
-		return err
-	}
-	ctrl.Log.WithName("machine-manager").Info("starting", "namespace", o.Namespace, "machineSelector", o.MachineSelector,
-		"leaderElection", o.LeaderElection, "qps", o.QPS, "burst", o.Burst)
-	return mgr.Start(ctx)
+	return o.Options.Run(ctx, "machine-manager", func(ctx context.Context, cfg *rest.Config) (ctrl.Manager, error) {
+		return New(ctx, cfg, p, o)
+	}, "namespace", o.Namespace, "machineSelector", o.MachineSelector)
 }
 
 // New builds a manager running every machine-api controller around provider p. Start it with
@@ -85,8 +71,7 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg = o.RESTConfig(cfg)
 	selector := labels.Everything()
 	if o.MachineSelector != "" {
 		sel, err := labels.Parse(o.MachineSelector)
@@ -95,31 +80,8 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 		}
 		selector = sel
 	}
-
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		PprofBindAddress:        o.PprofBindAddress,
-		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        o.LeaderElectionID,
-		LeaderElectionNamespace: o.LeaderElectionNamespace,
-		LeaseDuration:           &o.LeaseDuration,
-		RenewDeadline:           &o.RenewDeadline,
-		RetryPeriod:             &o.RetryPeriod,
-		// Leaving leadership ends the process quickly, so a new leader takes over at once.
-		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       ptr.To(o.GracefulShutdownTimeout),
-		Cache:                         cacheOptions(o, selector),
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipControllerNameValidation)},
-	})
+	mgr, err := o.NewManager(cfg, ctrl.Options{Scheme: Scheme(), Cache: cacheOptions(o, selector)})
 	if err != nil {
-		return nil, fmt.Errorf("creating the manager: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error { return readyCheck(mgr, req) }); err != nil {
 		return nil, err
 	}
 	if err := setupControllers(ctx, mgr, cfg, p, o, selector); err != nil {
@@ -163,6 +125,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	if err != nil {
 		return fmt.Errorf("configuring the drain: %w", err)
 	}
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	machines := &machine.Reconciler{
 		Client:                  mgr.GetClient(),
 		Provider:                p,
@@ -170,19 +135,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 		Recorder:                mgr.GetEventRecorder("machine-controller"),
 		Clock:                   o.Clock,
 		MaxConcurrentReconciles: o.MachineConcurrency,
-	}
-	if err := machines.SetupWithManager(ctx, mgr); err != nil {
-		return fmt.Errorf("setting up the machine controller: %w", err)
-	}
-	if err := metrics.Registry.Register(machine.PhaseCollector{Reader: mgr.GetClient()}); err != nil {
-		var already prometheus.AlreadyRegisteredError
-		if !errors.As(err, &already) {
-			return err
-		}
-	}
-	classes := &machineclass.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("machineclass-controller")}
-	if err := classes.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the machineclass controller: %w", err)
 	}
 	linkSelector := selector
 	if o.NodeLinkSelector != "" {
@@ -193,12 +145,31 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 		reqs, _ := extra.Requirements()
 		linkSelector = selector.Add(reqs...)
 	}
-	if err := machinelink.Setup(ctx, mgr, mgr, machinelink.Options{
-		Namespace: o.Namespace, Selector: linkSelector, MaxConcurrentReconciles: o.MachineConcurrency,
-	}); err != nil {
+	// The machine controller records the links of the Machines this linker handles, in its own
+	// status writes: a link and the Running it allows cost one write.
+	linker, err := machinelink.Setup(ctx, mgr, mgr, machinelink.Options{
+		Namespace: o.Namespace, Selector: linkSelector, MaxConcurrentReconciles: o.MachineConcurrency, Recorder: machines,
+	})
+	if err != nil {
 		return fmt.Errorf("setting up the node linker: %w", err)
 	}
-	// After the machine controller: it registers the Machine node-name index health checks use.
+	machines.Linker = linker
+	if err := machines.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the machine controller: %w", err)
+	}
+	for _, c := range []prometheus.Collector{
+		machines.Collector(mgr.GetCache(), mgr.Elected()),
+		machineset.Collector(mgr.GetCache(), mgr.Elected()),
+		machinedeployment.Collector(mgr.GetCache(), mgr.Elected()),
+	} {
+		if err := statemetrics.Register(metrics.Registry, c); err != nil {
+			return fmt.Errorf("registering the metrics: %w", err)
+		}
+	}
+	classes := &machineclass.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("machineclass-controller")}
+	if err := classes.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the machineclass controller: %w", err)
+	}
 	checks := &machinehealthcheck.Reconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
@@ -217,31 +188,25 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 		MaxConcurrentReconciles: o.SetConcurrency,
 		MachineSelector:         selector,
 	}
-	if err := sets.SetupWithManager(ctx, mgr); err != nil {
+	if err := sets.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the machineset controller: %w", err)
 	}
 	deployments := &machinedeployment.Reconciler{
 		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("machinedeployment-controller"),
 		Clock:                   o.Clock,
 		MaxConcurrentReconciles: o.SetConcurrency,
 		MachineSelector:         selector,
 	}
-	if err := deployments.SetupWithManager(ctx, mgr); err != nil {
+	if err := deployments.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the machinedeployment controller: %w", err)
 	}
-	return nil
-}
-
-// applyMemoryLimit sets the Go runtime's soft memory limit from a quantity such as "400Mi".
-func applyMemoryLimit(limit string) error {
-	if limit == "" {
-		return nil
+	if err := capacity.ForMachineSets(mgr.GetClient(), mgr.GetEventRecorder("machineset-capacity")).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the capacity annotations of MachineSets: %w", err)
 	}
-	q, err := resource.ParseQuantity(limit)
-	if err != nil || q.Value() <= 0 {
-		return fmt.Errorf("--memory-limit %q is not a positive quantity such as 400Mi", limit)
+	if err := capacity.ForMachineDeployments(mgr.GetClient(), mgr.GetEventRecorder("machinedeployment-capacity")).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the capacity annotations of MachineDeployments: %w", err)
 	}
-	debug.SetMemoryLimit(q.Value())
 	return nil
 }

@@ -9,12 +9,20 @@ import (
 // InvalidConfigurationError says the Machine's configuration can never work as it is: retrying
 // will not help, the user must change the Machine or its MachineClass. The machine controller
 // sets phase Failed with failureReason InvalidConfiguration and the error's message.
+// cluster-api's provider package reuses it for a Cluster's configuration.
 type InvalidConfigurationError struct {
+	// Of names what is misconfigured, as in "invalid <Of> configuration: ..."; empty means
+	// "machine" (cluster-api's providers set "cluster").
+	Of      string
 	Message string
 }
 
 func (e *InvalidConfigurationError) Error() string {
-	return "invalid machine configuration: " + e.Message
+	of := e.Of
+	if of == "" {
+		of = "machine"
+	}
+	return "invalid " + of + " configuration: " + e.Message
 }
 
 // InvalidConfiguration returns an InvalidConfigurationError with a formatted message that says what

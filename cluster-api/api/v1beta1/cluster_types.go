@@ -39,17 +39,25 @@ const (
 	DrainHookOwner = "cluster-manager"
 )
 
+// HasRemoteNode reports whether labels (a Machine's) carry ClusterNameLabel and
+// RemoteNodesLabel=true: the Machine's Node lives in its Cluster's workload cluster.
+func HasRemoteNode(labels map[string]string) bool {
+	return labels[ClusterNameLabel] != "" && labels[RemoteNodesLabel] == "true"
+}
+
 // APIEndpoint is where a cluster's API server listens.
 type APIEndpoint struct {
 	// host name or IP address.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	Host string `json:"host"`
+	// +required
+	Host string `json:"host,omitempty"`
 
 	// port number.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
-	Port int32 `json:"port"`
+	// +required
+	Port int32 `json:"port,omitempty"`
 }
 
 // KubeconfigSecretReference names a Secret in the Cluster's namespace holding a kubeconfig.
@@ -57,7 +65,8 @@ type KubeconfigSecretReference struct {
 	// name of the Secret.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	// +required
+	Name string `json:"name,omitempty"`
 
 	// key in the Secret's data holding the kubeconfig.
 	// +optional
@@ -75,7 +84,8 @@ type WorkerPool struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=20
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	Name string `json:"name"`
+	// +required
+	Name string `json:"name,omitempty"`
 
 	// replicas is the number of machines in the pool. The cluster controller keeps the pool's
 	// MachineDeployment at this size, except when autoscaling is set: then it is only the
@@ -110,12 +120,14 @@ type WorkerPoolAutoscaling struct {
 	// minSize is the smallest number of machines the autoscaler may scale the pool to.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
+	// +required
 	MinSize int32 `json:"minSize"`
 
 	// maxSize is the largest number of machines the autoscaler may scale the pool to.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000
-	MaxSize int32 `json:"maxSize"`
+	// +required
+	MaxSize int32 `json:"maxSize,omitempty"`
 }
 
 // ClusterSpec is the desired state of a Cluster.
@@ -184,11 +196,12 @@ type ClusterStatus struct {
 	// +optional
 	ReadyMachines int32 `json:"readyMachines"`
 
-	// conditions: InfrastructureReady, WorkerPoolsReady, MachinesReady, WorkloadAPIReachable
+	// conditions are the observed conditions: InfrastructureReady, WorkerPoolsReady, MachinesReady, WorkloadAPIReachable
 	// (only with a kubeconfigSecretRef) and Deleting (only while deleting).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// observedGeneration is the metadata.generation the status was computed for.
@@ -209,10 +222,12 @@ type ClusterStatus struct {
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 30",message="metadata.name must be at most 30 characters: it is used in label values and in the names of its MachineDeployments"
 type Cluster struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired state.
+	// +optional
 	Spec ClusterSpec `json:"spec,omitempty"`
 	// status is the observed state.
 	// +optional

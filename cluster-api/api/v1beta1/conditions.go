@@ -31,8 +31,10 @@ const (
 // linker's conditions.
 const (
 	// WorkloadNodeDrainedCondition, present only on a deleting Machine that had the DrainHookName
-	// hook: False while the cluster-manager drains the Machine's Node in the workload cluster (the
-	// message names what blocks the drain and how to let the Machine go without it), True once the
-	// hook is removed, with a reason saying why (drained, nothing to drain, timed out).
+	// hook: Unknown while other preDrain hooks hold the drain, False while the cluster-manager
+	// drains the Machine's Node in the workload cluster (the message names what blocks the drain
+	// and how to let the Machine go without it; the last transition to False is when draining
+	// began, from which spec.deletion.nodeDrainTimeoutSeconds counts), True once the hook is
+	// removed, with a reason saying why (drained, nothing to drain, timed out).
 	WorkloadNodeDrainedCondition = "WorkloadNodeDrained"
 )

@@ -4,12 +4,10 @@
 package main
 
 import (
+	"context"
 	"flag"
-	"fmt"
-	"os"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"machineapi.dev/machine-api/manager/process/command"
 
 	"machineapi.dev/cluster-api/manager"
 	"machineapi.dev/cluster-api/provider/sim"
@@ -27,19 +25,11 @@ func main() {
 	opts.AddFlags(flag.CommandLine)
 	var simOpts sim.Options
 	simOpts.AddFlags(flag.CommandLine)
-	zapOpts := zap.Options{}
-	zapOpts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	ctrl.Log.WithName("cluster-manager").Info("version", "version", version, "commit", commit, "built", date)
-
-	p, err := sim.New(simOpts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cluster-manager:", err)
-		os.Exit(2)
-	}
-	if err := manager.Run(ctrl.SetupSignalHandler(), p, opts); err != nil {
-		fmt.Fprintln(os.Stderr, "cluster-manager:", err)
-		os.Exit(1)
-	}
+	command.Main("cluster-manager", command.Build{Version: version, Commit: commit, Date: date}, func(ctx context.Context) error {
+		p, err := sim.New(simOpts)
+		if err != nil {
+			return command.UsageError(err)
+		}
+		return manager.Run(ctx, p, opts)
+	})
 }

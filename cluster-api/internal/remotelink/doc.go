@@ -1,7 +1,7 @@
 // Package remotelink runs one nodelink linker per Cluster whose Nodes live in a workload cluster
 // (spec.kubeconfigSecretRef): it links that Cluster's Machines, in the management cluster, to the
-// Nodes of the workload API server, through the nodelink module and a typed adapter for
-// machine-api's Machine (adapter.go).
+// Nodes of the workload API server, through the nodelink module and machine-api's Machine
+// adapter (machineapi.dev/machine-api/machinelink), the one machine-manager's own linker uses.
 //
 // # What it owns
 //
@@ -14,10 +14,10 @@
 // workload API server was down when it started) is started again by the next Ensure, no sooner
 // than Options.RestartDelay after it exited.
 //
-// Each linker is nodelink.NewLinker over a Node cache this package builds and runs with it
-// (nodes.go) rather than nodelink.NewRemoteLinker, whose cache needs the workload API server to
-// answer when the linker is built: a Cluster whose workload cluster is down must still get a
-// linker, which reports the outage and links once the server answers.
+// Each linker is machinelink.NewRemoteLinker (nodelink.NewRemoteLinker with that adapter), which
+// owns its Node cache and needs no answer from the workload API server to be built: a Cluster
+// whose workload cluster is down still gets a linker, which reports the outage and links once the
+// server answers.
 //
 // # Invariants
 //

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -19,6 +18,7 @@ import (
 	"machineapi.dev/nodelink"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/machinelink"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
 )
@@ -203,16 +203,10 @@ func (r *Registry) stopLocked(key types.NamespacedName, e *entry) {
 
 func (r *Registry) start(key types.NamespacedName, cfg *rest.Config, fingerprint string) (*entry, error) {
 	name := "nodelink-" + key.Namespace + "-" + key.Name
-	nodes, err := newNodeCluster(cfg, name)
-	if err != nil {
-		return nil, fmt.Errorf("building the node linker for cluster %s: %w", key, err)
-	}
-	l, err := nodelink.NewLinker(r.ctx, r.machines, nodes, Adapter{}, nodelink.Options{
+	l, err := machinelink.NewRemoteLinker(r.ctx, r.machines, cfg, nodelink.Options{
 		Name:                    name,
-		AnnotationPrefix:        machinev1.GroupVersion.Group,
 		Namespace:               key.Namespace,
 		Selector:                Selector(key.Name),
-		Paused:                  func(o client.Object) bool { return machinev1.IsPaused(o.GetAnnotations()) },
 		MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles,
 		CacheSyncTimeout:        r.opts.CacheSyncTimeout,
 		Clock:                   r.opts.Clock,
@@ -226,7 +220,7 @@ func (r *Registry) start(key types.NamespacedName, cfg *rest.Config, fingerprint
 	ctx, cancel := context.WithCancel(r.ctx)
 	e := &entry{fingerprint: fingerprint, host: cfg.Host, linker: l, cancel: cancel, done: make(chan struct{})}
 	r.wg.Go(func() {
-		err := run(ctx, nodes, l)
+		err := l.Start(ctx)         // runs the linker's Node cache too, and stops it
 		stopped := ctx.Err() != nil // Stop, or the manager stopping
 		if err == nil && !stopped {
 			err = errors.New("the linker stopped unexpectedly")
@@ -239,30 +233,6 @@ func (r *Registry) start(key types.NamespacedName, cfg *rest.Config, fingerprint
 		}
 	})
 	return e, nil
-}
-
-// run runs the Node cache and the linker until ctx is cancelled or either fails (the linker
-// fails when the cache does not sync within its CacheSyncTimeout), and stops both.
-func run(ctx context.Context, nodes cluster.Cluster, l *nodelink.Linker[*machinev1.Machine]) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	nodesErr := make(chan error, 1)
-	wg.Go(func() {
-		if err := nodes.Start(ctx); err != nil {
-			nodesErr <- fmt.Errorf("running the Node cache: %w", err)
-			cancel()
-		}
-	})
-	err := l.Start(ctx)
-	cancel()
-	wg.Wait()
-	select {
-	case nerr := <-nodesErr:
-		err = errors.Join(err, nerr)
-	default:
-	}
-	return err
 }
 
 func (e *entry) status() Status {

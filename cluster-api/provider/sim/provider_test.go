@@ -64,7 +64,7 @@ func TestLifecycle(t *testing.T) {
 func TestInvalidConfiguration(t *testing.T) {
 	cases := map[string]struct{ spec, wantMsg string }{
 		"not a CIDR":    {`{"network":"10.0.0.0/33"}`, "spec.providerSpec.network"},
-		"unknown field": {`{"netwrok":"10.0.0.0/16"}`, "netwrok"},
+		"unknown field": {`{"networks":"10.0.0.0/16"}`, "networks"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -56,40 +56,28 @@ func CreateNamespace(ctx context.Context, c kubernetes.Interface, name string) e
 	return err
 }
 
-// CreatePDB creates budget and then writes its status, acting as the disruption controller.
+// CreatePDB creates budget (its spec; the status is the disruption controller's).
 func CreatePDB(ctx context.Context, c kubernetes.Interface, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
 	in := pdb.DeepCopy()
 	in.Generation = 0
-	created, err := c.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(ctx, in, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return WritePDBStatus(ctx, c, created, pdb.Status.DisruptionsAllowed)
+	in.Status = policyv1.PodDisruptionBudgetStatus{}
+	return c.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(ctx, in, metav1.CreateOptions{})
 }
 
-// WritePDBStatus does the disruption controller's job, which envtest does not run (it lives in
-// kube-controller-manager): it writes status.disruptionsAllowed and marks the current generation as
-// observed. The Eviction API refuses every eviction a budget covers while
-// status.observedGeneration < metadata.generation, and otherwise admits one per disruption allowed.
-// currentHealthy and desiredHealthy are set so that the budget needs every healthy pod it has
-// (they only matter for unready pods).
-func WritePDBStatus(ctx context.Context, c kubernetes.Interface, pdb *policyv1.PodDisruptionBudget, disruptionsAllowed int32) (*policyv1.PodDisruptionBudget, error) {
-	fresh, err := c.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Get(ctx, pdb.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
+// BudgetAllows reports whether the disruption controller has observed the budget's current
+// generation and computed disruptionsAllowed == allowed; for gomega's Eventually.
+func BudgetAllows(ctx context.Context, c kubernetes.Interface, key types.NamespacedName, allowed int32) func() error {
+	return func() error {
+		pdb, err := c.PolicyV1().PodDisruptionBudgets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.DisruptionsAllowed != allowed {
+			return fmt.Errorf("PodDisruptionBudget %s: observedGeneration %d of generation %d, disruptionsAllowed %d (want %d), currentHealthy %d, desiredHealthy %d",
+				key, pdb.Status.ObservedGeneration, pdb.Generation, pdb.Status.DisruptionsAllowed, allowed, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+		}
+		return nil
 	}
-	fresh.Status = policyv1.PodDisruptionBudgetStatus{
-		ObservedGeneration: fresh.Generation,
-		DisruptionsAllowed: disruptionsAllowed,
-		CurrentHealthy:     1,
-		DesiredHealthy:     1,
-		ExpectedPods:       1,
-	}
-	updated, err := c.PolicyV1().PodDisruptionBudgets(pdb.Namespace).UpdateStatus(ctx, fresh, metav1.UpdateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("writing the status of PodDisruptionBudget %s/%s: %w", pdb.Namespace, pdb.Name, err)
-	}
-	return updated, nil
 }
 
 // RemoveFinalizers clears a pod's finalizers so that a terminating pod can go.

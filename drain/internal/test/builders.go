@@ -33,6 +33,14 @@ func (b *NodeBuilder) Ready(status corev1.ConditionStatus) *NodeBuilder {
 	return b
 }
 
+// ReadySince sets the node's Ready condition with the time it last changed, as the kubelet or the
+// node controller records it.
+func (b *NodeBuilder) ReadySince(status corev1.ConditionStatus, since time.Time) *NodeBuilder {
+	b.node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "Test",
+		LastTransitionTime: metav1.NewTime(since)}}
+	return b
+}
+
 // Build returns the Node.
 func (b *NodeBuilder) Build() *corev1.Node { return b.node.DeepCopy() }
 
@@ -104,6 +112,20 @@ func (b *PodBuilder) EmptyDir() *PodBuilder {
 	return b
 }
 
+// GracePeriod sets spec.terminationGracePeriodSeconds.
+func (b *PodBuilder) GracePeriod(seconds int64) *PodBuilder {
+	b.pod.Spec.TerminationGracePeriodSeconds = ptr.To(seconds)
+	return b
+}
+
+// Claim mounts the PersistentVolumeClaim claim as a volume.
+func (b *PodBuilder) Claim(claim string) *PodBuilder {
+	b.pod.Spec.Volumes = append(b.pod.Spec.Volumes, corev1.Volume{
+		Name: claim, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}},
+	})
+	return b
+}
+
 // Finalizer adds a finalizer, which keeps the pod terminating after deletion until it is removed.
 func (b *PodBuilder) Finalizer(name string) *PodBuilder {
 	b.pod.Finalizers = append(b.pod.Finalizers, name)
@@ -162,13 +184,21 @@ func (b *PDBBuilder) Selecting(matchLabels map[string]string) *PDBBuilder {
 	return b
 }
 
-// MaxUnavailable sets spec.maxUnavailable.
+// MaxUnavailable sets spec.maxUnavailable. On an API server the disruption controller then needs
+// the scale of the pods' controller; MinAvailable does not.
 func (b *PDBBuilder) MaxUnavailable(n int) *PDBBuilder {
 	b.pdb.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(int32(n)))
 	return b
 }
 
-// Allows sets status.disruptionsAllowed, as the disruption controller would compute it.
+// MinAvailable sets spec.minAvailable to a number.
+func (b *PDBBuilder) MinAvailable(n int) *PDBBuilder {
+	b.pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(int32(n)))
+	return b
+}
+
+// Allows sets status.disruptionsAllowed, as input of the pure tests of the budget prediction (on
+// an API server, the disruption controller computes the status: CreatePDB drops it).
 func (b *PDBBuilder) Allows(n int32) *PDBBuilder {
 	b.pdb.Status.DisruptionsAllowed = n
 	return b

@@ -10,7 +10,10 @@
 //   - a package under <module>/api/ imports only the standard library, k8s.io/api,
 //     k8s.io/apimachinery and the api packages of modules it may depend on;
 //   - code under machine-api/examples/ (example providers) imports only machineapi.dev/machine-api
-//     from this repository.
+//     from this repository;
+//   - inside a module, a package under internal/controller/<x>/ (one controller per package)
+//     imports no package under internal/controller/<y>/ of the same module: what two controllers
+//     share lives in a package under internal/ that both import.
 //
 // Check walks the Go files (tests included) of a repository checkout and returns every import that
 // breaks a rule; cmd/importcheck runs it for make verify.

@@ -107,6 +107,13 @@ func broken(module, pkgDir, imp string) string {
 	if isAPIDir(pkgDir) && !apiImportAllowed(imp) {
 		return "packages under api/ import only the standard library, k8s.io/api, k8s.io/apimachinery and other api packages"
 	}
+	if from := controllerOf(pkgDir); from != "" && module != "" {
+		if rest, ok := strings.CutPrefix(imp, module+"/"); ok {
+			if to := controllerOf(rest); to != "" && to != from {
+				return fmt.Sprintf("controller package %s may not import controller package %s; move what they share to a package under internal/ that both import", from, to)
+			}
+		}
+	}
 	if !strings.HasPrefix(imp, RepoPrefix) {
 		return ""
 	}
@@ -122,6 +129,17 @@ func broken(module, pkgDir, imp string) string {
 		return fmt.Sprintf("module %s may not depend on %s (dependencies point down: cluster-api -> machine-api -> {nodelink, drain})", module, target)
 	}
 	return ""
+}
+
+// controllerOf returns <x> when dir (relative to a module root) is internal/controller/<x> or a
+// folder below it, and "" otherwise.
+func controllerOf(dir string) string {
+	rest, ok := strings.CutPrefix(dir, "internal/controller/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
 }
 
 func isAPIDir(pkgDir string) bool {

@@ -108,6 +108,35 @@ func TestCheck(t *testing.T) {
 			content: goFile("main", "machineapi.dev/nodelink"),
 			rule:    "a provider imports only machineapi.dev/machine-api",
 		},
+		"a controller may not import another controller of its module": {
+			file:    "machine-api/internal/controller/machinedeployment/controller.go",
+			content: goFile("machinedeployment", "machineapi.dev/machine-api/internal/controller/machineset"),
+			rule:    "controller package machinedeployment may not import controller package machineset",
+		},
+		"a controller's tests may not import another controller either": {
+			file:    "cluster-api/internal/controller/remotedrain/remotedrain_test.go",
+			content: goFile("remotedrain_test", "machineapi.dev/cluster-api/internal/controller/cluster"),
+			rule:    "controller package remotedrain may not import controller package cluster",
+		},
+		"a controller's sub-package may not import another controller": {
+			file:    "machine-api/internal/controller/machine/phases/drain.go",
+			content: goFile("phases", "machineapi.dev/machine-api/internal/controller/machineset/scale"),
+			rule:    "controller package machine may not import controller package machineset",
+		},
+		"a controller imports its own package, its sub-packages and shared internal packages": {
+			file: "machine-api/internal/controller/machineset/machineset_test.go",
+			content: goFile("machineset_test", "machineapi.dev/machine-api/internal/controller/machineset",
+				"machineapi.dev/machine-api/internal/controller/machineset/order", "machineapi.dev/machine-api/internal/index"),
+		},
+		"a package outside internal/controller may import controllers": {
+			file:    "machine-api/manager/manager.go",
+			content: goFile("manager", "machineapi.dev/machine-api/internal/controller/machine", "machineapi.dev/machine-api/internal/controller/machineset"),
+		},
+		"a name prefix is not the same controller": {
+			file:    "machine-api/internal/controller/machine/watch.go",
+			content: goFile("machine", "machineapi.dev/machine-api/internal/controller/machinehealthcheck"),
+			rule:    "controller package machine may not import controller package machinehealthcheck",
+		},
 		"dev tools may import anything": {
 			file:    "hack/tools/bench/main.go",
 			content: goFile("main", "machineapi.dev/cluster-api/api/v1beta1"),

@@ -1,7 +1,17 @@
-// Package localstack runs the local control plane behind make run: the source-built etcd and
-// kube-apiserver from bin/k8s/<version>/, listening on loopback only, with their state (etcd
-// data, certificates, kubeconfig, logs) under a directory that survives restarts, so a second
-// make run resumes with the same objects.
+// Package localstack runs the local control plane behind make run, the fault matrix and the
+// benchmark: the source-built etcd and kube-apiserver from bin/k8s/<version>/, and, when
+// configured, kube-controller-manager and kube-scheduler from the same build, listening on
+// loopback only, with their state (etcd data, certificates, kubeconfigs, logs) under a directory
+// that survives restarts, so a second make run resumes with the same objects.
+//
+// kube-controller-manager and kube-scheduler run as a real cluster's do: each with its own client
+// certificate (users system:kube-controller-manager and system:kube-scheduler, whose permissions
+// come from the API server's bootstrap RBAC policy), the controller manager with per-controller
+// service-account credentials, signing service-account tokens with the key the API server verifies
+// them with and signing CSRs with the local CA. The API server's ServiceAccount and
+// TaintNodesByCondition admission plugins are on only when the controllers that complete their
+// work (serviceaccount, nodelifecycle) run. The API server can be killed and started again with
+// the same flags while everything else keeps running (the fault matrix does).
 //
 // Start checks its inputs before it starts anything (missing binaries, ports already taken) and
 // returns errors that say what to do. Every process it starts runs in its own process group and is

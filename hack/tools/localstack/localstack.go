@@ -12,15 +12,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // Config says where the binaries are, where state lives and which loopback ports to use.
 type Config struct {
-	// BinDir holds kube-apiserver and etcd (bin/k8s/<version>).
+	// BinDir holds etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+	// (bin/k8s/<version>).
 	BinDir string
 	// StateDir holds etcd data, certificates, logs and the kubeconfig (.local).
 	StateDir string
@@ -28,6 +31,14 @@ type Config struct {
 	APIServerPort int
 	// EtcdPort is etcd's client port on 127.0.0.1; the peer port is EtcdPort+1.
 	EtcdPort int
+	// ControllerManager, when not empty, starts kube-controller-manager with these --controllers:
+	// "*" is every controller that is on by default, "-name" turns one off (make bench runs
+	// "*,-nodelifecycle" when simulated kubelets send no heartbeats). Empty: no
+	// kube-controller-manager, and nothing computes PodDisruptionBudget status, collects garbage
+	// or finishes namespace deletion.
+	ControllerManager []string
+	// Scheduler starts kube-scheduler, which binds pending pods to Nodes.
+	Scheduler bool
 	// AuditLog, when set, makes the API server log every write (verb, resource, user agent,
 	// response code) to this file, at metadata level.
 	AuditLog string
@@ -38,17 +49,38 @@ type Config struct {
 	Log io.Writer
 }
 
-// Plane is a running etcd + kube-apiserver pair.
+// runsController reports whether the configured kube-controller-manager runs the named
+// controller.
+func (c Config) runsController(name string) bool {
+	on := false
+	for _, v := range c.ControllerManager {
+		switch v {
+		case "*", name:
+			on = true
+		case "-" + name:
+			return false
+		}
+	}
+	return on
+}
+
+// Plane is a running control plane: etcd and kube-apiserver, and kube-controller-manager and
+// kube-scheduler when configured.
 type Plane struct {
 	cfg        Config
 	keys       pki
-	procs      []*Process
 	Kubeconfig string // path of the admin kubeconfig
 	Server     string // https URL of the API server
+
+	mu        sync.Mutex
+	procs     []*Process // in start order; Stop goes backwards
+	apiserver *Process   // the API server running now (nil after KillAPIServer)
+	restarts  int
 }
 
 // Start checks the configuration, starts etcd and kube-apiserver, waits until the API server is
-// ready and writes the kubeconfig. On error nothing is left running.
+// ready, writes the kubeconfig, and then starts kube-controller-manager and kube-scheduler when
+// configured and waits until they answer their health checks. On error nothing is left running.
 func Start(ctx context.Context, cfg Config) (*Plane, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
@@ -62,15 +94,42 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 		Kubeconfig: filepath.Join(cfg.StateDir, "kubeconfig"),
 		Server:     fmt.Sprintf("https://127.0.0.1:%d", cfg.APIServerPort),
 	}
-	keys := pki{dir: filepath.Join(cfg.StateDir, "pki")}
-	if err := keys.ensure(); err != nil {
-		return nil, fmt.Errorf("creating certificates in %s: %w", keys.dir, err)
+	remade, err := p.keys.ensure()
+	if err != nil {
+		return nil, fmt.Errorf("creating certificates in %s: %w", p.keys.dir, err)
 	}
-	logDir := filepath.Join(cfg.StateDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if remade {
+		fmt.Fprintf(cfg.Log, "certificates: made again in %s (the old set lacked the controller manager's and scheduler's); kubeconfigs copied from an earlier run no longer work\n", p.keys.dir)
+	}
+	if err := os.MkdirAll(p.logDir(), 0o755); err != nil {
 		return nil, err
 	}
+	if err := p.startEtcd(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.StartAPIServer(ctx); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	kc, err := p.keys.kubeconfig(p.Server)
+	if err == nil {
+		err = os.WriteFile(p.Kubeconfig, kc, 0o600)
+	}
+	if err != nil {
+		p.Stop()
+		return nil, err
+	}
+	if err := p.startControllers(ctx); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
 
+func (p *Plane) logDir() string { return filepath.Join(p.cfg.StateDir, "logs") }
+
+func (p *Plane) startEtcd(ctx context.Context) error {
+	cfg := p.cfg
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.EtcdPort)
 	etcdArgs := []string{
 		"--name=machineapi-local",
@@ -86,19 +145,35 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 	if cfg.EtcdUnsafeNoFsync {
 		etcdArgs = append(etcdArgs, "--unsafe-no-fsync=true")
 	}
-	etcd, err := StartProcess("etcd", filepath.Join(cfg.BinDir, "etcd"), etcdArgs, filepath.Join(logDir, "etcd.log"))
+	etcd, err := StartProcess("etcd", filepath.Join(cfg.BinDir, "etcd"), etcdArgs, filepath.Join(p.logDir(), "etcd.log"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p.procs = append(p.procs, etcd)
+	p.add(etcd)
 	fmt.Fprintf(cfg.Log, "etcd: started (pid %d), data in %s, log in %s\n", etcd.Pid(), filepath.Join(cfg.StateDir, "etcd"), etcd.LogFile)
 	if err := waitHTTP(ctx, etcd, etcdURL+"/health", nil, 30*time.Second); err != nil {
 		p.Stop()
-		return nil, err
+		return err
 	}
+	return nil
+}
 
-	apiserverArgs := []string{
-		"--etcd-servers=" + etcdURL,
+// apiServerArgs are kube-apiserver's flags; a restarted API server gets the same.
+func (p *Plane) apiServerArgs() []string {
+	cfg, keys := p.cfg, p.keys
+	// Admission plugins that only make sense with the controller that completes their work: the
+	// ServiceAccount plugin needs the service-account controller to have made each namespace's
+	// default account, and TaintNodesByCondition puts a not-ready taint on every new Node that
+	// only the node lifecycle controller removes (envtest disables both for the same reason).
+	var disabled []string
+	if !cfg.runsController("serviceaccount") {
+		disabled = append(disabled, "ServiceAccount")
+	}
+	if !cfg.runsController("nodelifecycle") {
+		disabled = append(disabled, "TaintNodesByCondition")
+	}
+	args := []string{
+		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", cfg.EtcdPort),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		// Loopback is refused as the kubernetes Service endpoint; nothing here needs it.
@@ -111,69 +186,172 @@ func Start(ctx context.Context, cfg Config) (*Plane, error) {
 		"--service-account-signing-key-file=" + keys.serviceAccountKey(),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=10.0.0.0/24",
-		"--authorization-mode=RBAC",
+		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
-		// No kube-controller-manager runs here: nothing would create the default service account
-		// pods need (envtest disables the same plugin), nor remove the not-ready taint that
-		// TaintNodesByCondition puts on every new Node.
-		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
 		"--cert-dir=" + filepath.Join(cfg.StateDir, "apiserver-certs"),
 	}
+	if len(disabled) > 0 {
+		args = append(args, "--disable-admission-plugins="+strings.Join(disabled, ","))
+	}
 	if cfg.AuditLog != "" {
-		policy := filepath.Join(cfg.StateDir, "audit-policy.yaml")
-		if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
-			return nil, err
-		}
-		apiserverArgs = append(apiserverArgs, "--audit-policy-file="+policy, "--audit-log-path="+cfg.AuditLog,
+		args = append(args, "--audit-policy-file="+filepath.Join(cfg.StateDir, "audit-policy.yaml"), "--audit-log-path="+cfg.AuditLog,
 			"--audit-log-format=json", "--audit-log-maxsize=0")
 	}
-	apiserver, err := StartProcess("kube-apiserver", filepath.Join(cfg.BinDir, "kube-apiserver"), apiserverArgs, filepath.Join(logDir, "kube-apiserver.log"))
-	if err != nil {
-		p.Stop()
-		return nil, err
+	return args
+}
+
+// StartAPIServer starts kube-apiserver (again, after KillAPIServer) with the same flags and
+// certificates, and waits until it is ready.
+func (p *Plane) StartAPIServer(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.apiserver != nil {
+		return nil
 	}
+	if p.cfg.AuditLog != "" {
+		if err := os.WriteFile(filepath.Join(p.cfg.StateDir, "audit-policy.yaml"), []byte(auditPolicy), 0o644); err != nil {
+			return err
+		}
+	}
+	logFile := filepath.Join(p.logDir(), "kube-apiserver.log")
+	if p.restarts > 0 {
+		logFile = filepath.Join(p.logDir(), fmt.Sprintf("kube-apiserver-restart-%d.log", p.restarts))
+	}
+	p.restarts++
+	apiserver, err := StartProcess("kube-apiserver", filepath.Join(p.cfg.BinDir, "kube-apiserver"), p.apiServerArgs(), logFile)
+	if err != nil {
+		return err
+	}
+	p.apiserver = apiserver
 	p.procs = append(p.procs, apiserver)
-	fmt.Fprintf(cfg.Log, "kube-apiserver: started (pid %d) on %s, log in %s\n", apiserver.Pid(), p.Server, apiserver.LogFile)
-
-	tlsCfg, err := adminTLS(keys)
+	fmt.Fprintf(p.cfg.Log, "kube-apiserver: started (pid %d) on %s, log in %s\n", apiserver.Pid(), p.Server, apiserver.LogFile)
+	tlsCfg, err := adminTLS(p.keys)
 	if err != nil {
-		p.Stop()
-		return nil, err
+		return err
 	}
-	if err := waitHTTP(ctx, apiserver, p.Server+"/readyz", tlsCfg, 90*time.Second); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	kc, err := keys.kubeconfig(p.Server)
-	if err != nil {
-		p.Stop()
-		return nil, err
-	}
-	if err := os.WriteFile(p.Kubeconfig, kc, 0o600); err != nil {
-		p.Stop()
-		return nil, err
-	}
-	return p, nil
+	return waitHTTP(ctx, apiserver, p.Server+"/readyz", tlsCfg, 90*time.Second)
 }
 
-// Processes returns etcd and kube-apiserver, in that order.
-func (p *Plane) Processes() []*Process { return p.procs }
+// KillAPIServer kills the API server with SIGKILL (no graceful shutdown) and waits for it to exit;
+// etcd and the controllers keep running. StartAPIServer brings it back.
+func (p *Plane) KillAPIServer() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.apiserver == nil {
+		return
+	}
+	_ = syscall.Kill(-p.apiserver.Pid(), syscall.SIGKILL)
+	<-p.apiserver.Done()
+	p.apiserver = nil
+}
 
-// Stop terminates the API server, then etcd, and waits for both.
+// startControllers starts kube-controller-manager and kube-scheduler as configured, each with its
+// own client certificate (the API server's bootstrap RBAC policy knows their user names) and a
+// secure port of its own for health checks, and waits until both are healthy.
+func (p *Plane) startControllers(ctx context.Context) error {
+	keys := p.keys
+	type component struct {
+		name string
+		args []string
+	}
+	var todo []component
+	if len(p.cfg.ControllerManager) > 0 {
+		todo = append(todo, component{"kube-controller-manager", []string{
+			"--controllers=" + strings.Join(p.cfg.ControllerManager, ","),
+			// Each controller uses its own service account's token (as kubeadm sets it up), so
+			// the token, service-account and RBAC machinery is exercised like in a real cluster;
+			// the private key is the one the API server verifies tokens with.
+			"--use-service-account-credentials=true",
+			"--service-account-private-key-file=" + keys.serviceAccountKey(),
+			"--root-ca-file=" + keys.caCert(),
+			"--cluster-signing-cert-file=" + keys.caCert(),
+			"--cluster-signing-key-file=" + keys.caKey(),
+		}})
+	}
+	if p.cfg.Scheduler {
+		todo = append(todo, component{"kube-scheduler", nil})
+	}
+	for _, c := range todo {
+		kc, err := keys.kubeconfigFor(p.Server, components[c.name], keys.clientCert(c.name), keys.clientKey(c.name))
+		if err != nil {
+			return err
+		}
+		kcFile := filepath.Join(p.cfg.StateDir, c.name+".kubeconfig")
+		if err := os.WriteFile(kcFile, kc, 0o600); err != nil {
+			return err
+		}
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		args := append([]string{
+			"--kubeconfig=" + kcFile,
+			// No authentication or authorization kubeconfig: the secure port serves only the
+			// health checks (always allowed), so nothing needs to look up client CAs.
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(port),
+			"--cert-dir=" + filepath.Join(p.cfg.StateDir, c.name+"-certs"),
+			"--leader-elect=false",
+		}, c.args...)
+		proc, err := StartProcess(c.name, filepath.Join(p.cfg.BinDir, c.name), args, filepath.Join(p.logDir(), c.name+".log"))
+		if err != nil {
+			return err
+		}
+		p.add(proc)
+		what := ""
+		if c.name == "kube-controller-manager" {
+			what = ", controllers " + strings.Join(p.cfg.ControllerManager, ",")
+		}
+		fmt.Fprintf(p.cfg.Log, "%s: started (pid %d%s), log in %s\n", c.name, proc.Pid(), what, proc.LogFile)
+		// The health endpoints are served with a self-signed certificate and need no client one.
+		insecure := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // loopback health check of a self-signed server
+		if err := waitHTTP(ctx, proc, fmt.Sprintf("https://127.0.0.1:%d/healthz", port), insecure, 60*time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Plane) add(proc *Process) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.procs = append(p.procs, proc)
+}
+
+// Processes returns the processes started, in start order: etcd, kube-apiserver (every start of
+// it), then kube-controller-manager and kube-scheduler when configured.
+func (p *Plane) Processes() []*Process {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.procs)
+}
+
+// Stop terminates the processes in reverse start order (scheduler, controller manager, API
+// server, etcd) and waits for each.
 func (p *Plane) Stop() {
-	for i := len(p.procs) - 1; i >= 0; i-- {
-		p.procs[i].Stop(15 * time.Second)
+	p.mu.Lock()
+	procs := p.procs
+	p.procs, p.apiserver = nil, nil
+	p.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		procs[i].Stop(15 * time.Second)
 	}
-	p.procs = nil
 }
 
-// Exited returns a channel that receives the first process of the plane that exits.
+// Exited returns a channel that receives the first process of the plane that exits, other than
+// an API server stopped by KillAPIServer.
 func (p *Plane) Exited() <-chan *Process {
-	ch := make(chan *Process, len(p.procs))
-	for _, proc := range p.procs {
+	procs := p.Processes()
+	ch := make(chan *Process, len(procs))
+	for _, proc := range procs {
 		go func() {
 			<-proc.Done()
-			ch <- proc
+			p.mu.Lock()
+			killed := proc.Name == "kube-apiserver" && proc != p.apiserver
+			p.mu.Unlock()
+			if !killed {
+				ch <- proc
+			}
 		}()
 	}
 	return ch
@@ -181,7 +359,14 @@ func (p *Plane) Exited() <-chan *Process {
 
 func preflight(cfg Config) error {
 	var errs []error
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	binaries := []string{"etcd", "kube-apiserver"}
+	if len(cfg.ControllerManager) > 0 {
+		binaries = append(binaries, "kube-controller-manager")
+	}
+	if cfg.Scheduler {
+		binaries = append(binaries, "kube-scheduler")
+	}
+	for _, b := range binaries {
 		path := filepath.Join(cfg.BinDir, b)
 		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			errs = append(errs, fmt.Errorf("%s is missing: run `make controlplane` to build it from source (~9 minutes the first time)", path))
@@ -202,6 +387,30 @@ func preflight(cfg Config) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// FreePort returns a TCP port free on 127.0.0.1 right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// FreePortPair returns a port p such that p and p+1 are both free (etcd's client and peer ports).
+func FreePortPair() (int, error) {
+	for range 50 {
+		p, err := FreePort()
+		if err != nil {
+			return 0, err
+		}
+		if portFree(p+1) == nil {
+			return p, nil
+		}
+	}
+	return 0, errors.New("no two consecutive free ports on 127.0.0.1")
 }
 
 func portFree(port int) error {
@@ -240,7 +449,7 @@ func waitHTTP(ctx context.Context, proc *Process, url string, tlsCfg *tls.Config
 		}
 		select {
 		case <-proc.Done():
-			return fmt.Errorf("%s exited before it was ready (%v); the last lines of %s:\n%s", proc.Name, proc.Err(), proc.LogFile, tail(proc.LogFile, 15))
+			return fmt.Errorf("%s exited before it was ready (%v); the last lines of %s:\n%s", proc.Name, proc.Err(), proc.LogFile, Tail(proc.LogFile, 15)) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
@@ -307,7 +516,9 @@ func (p *Process) Stop(grace time.Duration) {
 	}
 }
 
-func tail(path string, n int) string {
+// Tail returns the last n lines of a file, indented, each cut at 300 characters: the end of a
+// component's log, for an error message.
+func Tail(path string, n int) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return ""
@@ -316,7 +527,13 @@ func tail(path string, n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return "    " + strings.Join(lines, "\n    ") + "\n"
+	for i, line := range lines {
+		if len(line) > 300 {
+			line = line[:300] + "..."
+		}
+		lines[i] = "    " + line
+	}
+	return strings.Join(lines, "\n")
 }
 
 // auditPolicy logs writes only, at metadata level, once per request.

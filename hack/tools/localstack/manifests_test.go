@@ -3,7 +3,6 @@ package localstack
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +29,7 @@ func TestInstallManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	plane, err := Start(ctx, Config{BinDir: bin, StateDir: t.TempDir(), APIServerPort: freePort(t), EtcdPort: freePort(t)})
+	plane, err := Start(ctx, Config{BinDir: bin, StateDir: t.TempDir(), APIServerPort: freePort(t), EtcdPort: freePortPair(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +59,20 @@ func TestInstallManifests(t *testing.T) {
 }
 
 func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
+}
+
+// freePortPair is a port for etcd's client, with the next one free for its peer port.
+func freePortPair(t *testing.T) int {
+	port, err := FreePortPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
 
 func applyDryRunThenForReal(ctx context.Context, t *testing.T, cfg *rest.Config, manifest []byte) {

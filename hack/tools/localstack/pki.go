@@ -27,6 +27,7 @@ type pki struct {
 func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
 
 func (p pki) caCert() string            { return p.path("ca.crt") }
+func (p pki) caKey() string             { return p.path("ca.key") }
 func (p pki) servingCert() string       { return p.path("apiserver.crt") }
 func (p pki) servingKey() string        { return p.path("apiserver.key") }
 func (p pki) adminCert() string         { return p.path("admin.crt") }
@@ -34,12 +35,38 @@ func (p pki) adminKey() string          { return p.path("admin.key") }
 func (p pki) serviceAccountKey() string { return p.path("sa.key") }
 func (p pki) serviceAccountPub() string { return p.path("sa.pub") }
 
-// ensure creates whatever files are missing. A CA, a serving certificate for 127.0.0.1 and
-// localhost, an admin client certificate in system:masters, and the service-account key pair.
-func (p pki) ensure() error {
-	if _, err := os.Stat(p.adminKey()); err == nil {
-		return nil
+// clientCert and clientKey are the certificate files of a component's client identity
+// (kube-controller-manager, kube-scheduler).
+func (p pki) clientCert(component string) string { return p.path(component + ".crt") }
+func (p pki) clientKey(component string) string  { return p.path(component + ".key") }
+
+// components are the control plane's clients besides the admin, with the user names the API
+// server's bootstrap RBAC policy grants their permissions to.
+var components = map[string]string{
+	"kube-controller-manager": "system:kube-controller-manager",
+	"kube-scheduler":          "system:kube-scheduler",
+}
+
+// ensure creates the files when any is missing: a CA (its key kept, for the controller manager's
+// CSR signer), a serving certificate for 127.0.0.1 and localhost, an admin client certificate in
+// system:masters, a client certificate per component, and the service-account key pair. A set made
+// by an older version (without the CA key or the component certificates) is made again, so a
+// kubeconfig handed out before that stops working.
+func (p pki) ensure() (remade bool, err error) {
+	complete := true
+	for _, f := range []string{p.caKey(), p.clientKey("kube-controller-manager"), p.clientKey("kube-scheduler"), p.adminKey()} {
+		if _, err := os.Stat(f); err != nil {
+			complete = false
+		}
 	}
+	if complete {
+		return false, nil
+	}
+	_, statErr := os.Stat(p.adminKey())
+	return statErr == nil, p.create()
+}
+
+func (p pki) create() error {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return err
 	}
@@ -66,6 +93,13 @@ func (p pki) ensure() error {
 		return err
 	}
 	if err := writePEM(p.caCert(), "CERTIFICATE", caDER); err != nil {
+		return err
+	}
+	caKeyDER, err := x509.MarshalECPrivateKey(caKey)
+	if err != nil {
+		return err
+	}
+	if err := writePEM(p.caKey(), "EC PRIVATE KEY", caKeyDER); err != nil {
 		return err
 	}
 	issue := func(serial int64, cn string, orgs []string, usage x509.ExtKeyUsage, certFile, keyFile string) error {
@@ -115,6 +149,13 @@ func (p pki) ensure() error {
 	if err := writePEM(p.serviceAccountPub(), "PUBLIC KEY", pub); err != nil {
 		return err
 	}
+	serial := int64(4)
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
+		if err := issue(serial, components[name], nil, x509.ExtKeyUsageClientAuth, p.clientCert(name), p.clientKey(name)); err != nil {
+			return err
+		}
+		serial++
+	}
 	// The admin key is written last: its presence marks a complete set.
 	return issue(3, "machineapi-admin", []string{"system:masters"}, x509.ExtKeyUsageClientAuth, p.adminCert(), p.adminKey())
 }
@@ -126,6 +167,11 @@ func writePEM(path, typ string, der []byte) error {
 // kubeconfig renders a kubeconfig for the admin user with the certificates embedded, so the file
 // can be copied anywhere.
 func (p pki) kubeconfig(server string) ([]byte, error) {
+	return p.kubeconfigFor(server, "machineapi-admin", p.adminCert(), p.adminKey())
+}
+
+// kubeconfigFor renders a kubeconfig for the user of the client certificate certFile.
+func (p pki) kubeconfigFor(server, user, certFile, keyFile string) ([]byte, error) {
 	read := func(path string) ([]byte, error) {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -134,8 +180,8 @@ func (p pki) kubeconfig(server string) ([]byte, error) {
 		return b, nil
 	}
 	ca, err1 := read(p.caCert())
-	cert, err2 := read(p.adminCert())
-	key, err3 := read(p.adminKey())
+	cert, err2 := read(certFile)
+	key, err3 := read(keyFile)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, err
 	}
@@ -148,15 +194,15 @@ clusters:
     server: %s
     certificate-authority-data: %s
 users:
-- name: machineapi-admin
+- name: %[5]s
   user:
-    client-certificate-data: %s
-    client-key-data: %s
+    client-certificate-data: %[3]s
+    client-key-data: %[4]s
 contexts:
 - name: machineapi-local
   context:
     cluster: machineapi-local
-    user: machineapi-admin
+    user: %[5]s
 current-context: machineapi-local
-`, server, enc(ca), enc(cert), enc(key)), nil
+`, server, enc(ca), enc(cert), enc(key), user), nil
 }

@@ -39,7 +39,8 @@ type MachineClassReference struct {
 	// name of the MachineClass.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	// +required
+	Name string `json:"name,omitempty"`
 }
 
 // DeletePolicy says which machines a set removes first when it scales down, after the ones that
@@ -61,13 +62,13 @@ const (
 // metav1.LabelSelector, with size bounds that let the API server check, before anything is stored,
 // that a set's selector matches its template. Convert it with AsLabelSelector.
 type LabelSelector struct {
-	// matchLabels: every key must be present with this value. At most 16 entries, so that the
+	// matchLabels must all be present with these values. At most 16 entries, so that the
 	// API server can afford to check them against the template.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 
-	// matchExpressions: every requirement must be met.
+	// matchExpressions must all be met.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
@@ -79,11 +80,13 @@ type LabelSelectorRequirement struct {
 	// key is the label key the requirement applies to.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
-	Key string `json:"key"`
+	// +required
+	Key string `json:"key,omitempty"`
 
 	// operator is In, NotIn, Exists or DoesNotExist.
 	// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist
-	Operator metav1.LabelSelectorOperator `json:"operator"`
+	// +required
+	Operator metav1.LabelSelectorOperator `json:"operator,omitempty"`
 
 	// values for In and NotIn; empty for Exists and DoesNotExist.
 	// +optional

@@ -12,7 +12,7 @@ const (
 	// server of the workload cluster holding them is unreachable).
 	NodeLinkedCondition = "NodeLinked"
 	// DrainedCondition: the Node has been drained, or draining was skipped (machine controller,
-	// during deletion). Its reason says which step deletion is on.
+	// during deletion). Its reason says which: Draining, Drained, DrainSkipped or DrainTimeout.
 	DrainedCondition = "Drained"
 	// DeletingCondition: deletion is in progress; the reason names the step it waits on and the
 	// message what it waits for (machine controller).
@@ -20,6 +20,13 @@ const (
 	// HealthCheckSucceededCondition: the Machine passed its MachineHealthCheck, or why not and
 	// whether it is being remediated (health check controller).
 	HealthCheckSucceededCondition = "HealthCheckSucceeded"
+	// UpToDateCondition: the Machine matches what it should be (machine controller): its
+	// MachineDeployment's (or MachineSet's) current template in every field that needs a new
+	// Machine, the MachineClass it was created from is unchanged, and spec.rollout of its
+	// deployment does not make it due for replacement. False names what differs. In-place fields
+	// (see MachineDeploymentSpec.template) do not count: they are brought in line without a new
+	// Machine.
+	UpToDateCondition = "UpToDate"
 
 	// ScalingUpCondition on a MachineSet: it is creating Machines.
 	ScalingUpCondition = "ScalingUp"
@@ -28,6 +35,11 @@ const (
 	// FrozenCondition on a MachineSet: it has more Machines than replicas plus surge and stopped
 	// creating until it is back within bounds.
 	FrozenCondition = "Frozen"
+	// AutoscalerBoundsCondition on a MachineSet or MachineDeployment, present while either
+	// cluster-autoscaler size annotation is: True when spec.replicas lies within the bounds, False
+	// (the reason says which bound) when it does not or when the annotations cannot be read (set
+	// and deployment controllers).
+	AutoscalerBoundsCondition = "AutoscalerBounds"
 
 	// AvailableCondition on a MachineDeployment: at least replicas minus maxUnavailable Machines are available.
 	AvailableCondition = "Available"
@@ -35,9 +47,13 @@ const (
 	// (reason ProgressDeadlineExceeded).
 	ProgressingCondition = "Progressing"
 
-	// RemediationAllowedCondition on a MachineHealthCheck: the number of unhealthy targets is
-	// within maxUnhealthy / unhealthyRange.
+	// RemediationAllowedCondition on a MachineHealthCheck: the number of failing targets
+	// (unhealthy, suspect and being remediated) is within maxUnhealthy / unhealthyRange.
 	RemediationAllowedCondition = "RemediationAllowed"
+	// RetriesExhaustedCondition on a MachineHealthCheck, present when spec.remediation.maxRetries
+	// is set: True, naming them, while Machines are kept unremediated because their lineage spent
+	// its retries.
+	RetriesExhaustedCondition = "RetriesExhausted"
 )
 
 // Condition reasons shared by several controllers. Controller packages define the rest.

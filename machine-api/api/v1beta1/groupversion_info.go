@@ -9,6 +9,10 @@ import (
 // GroupVersion is the API group and version of every type in this package.
 var GroupVersion = schema.GroupVersion{Group: "machine.machineapi.dev", Version: "v1beta1"}
 
+// SchemeGroupVersion is GroupVersion under the name generated code refers to (the apply
+// configurations in machine-api/applyconfiguration).
+var SchemeGroupVersion = GroupVersion
+
 var (
 	// SchemeBuilder registers the types of this package with a runtime.Scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)

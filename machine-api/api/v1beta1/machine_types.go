@@ -15,9 +15,11 @@ type MachineSpec struct {
 	// exists; it cannot change afterwards.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:MinLength=1
 	ProviderID string `json:"providerID,omitempty"`
 
 	// providerSpec is the provider-specific configuration: inline (value) or a MachineClass.
+	// +required
 	ProviderSpec ProviderSpec `json:"providerSpec"`
 
 	// metadata holds labels and annotations applied to the machine's Node and kept in sync:
@@ -52,11 +54,13 @@ type MachineVersions struct {
 	// kubelet is the kubelet version, for example v1.37.2.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:MinLength=1
 	Kubelet string `json:"kubelet,omitempty"`
 
 	// controlPlane is the control plane version, for machines that run one.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:MinLength=1
 	ControlPlane string `json:"controlPlane,omitempty"`
 }
 
@@ -84,22 +88,37 @@ type LifecycleHook struct {
 	// name of the hook, unique within its stage.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
-	Name string `json:"name"`
+	// +required
+	Name string `json:"name,omitempty"`
 
 	// owner names the component responsible for removing the hook.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	Owner string `json:"owner"`
+	// +required
+	Owner string `json:"owner,omitempty"`
 }
 
 // MachineDeletionSpec bounds the steps of deleting a Machine. Unset means wait without a bound
 // (drain and volume detach) or 10 seconds (node deletion).
+// +kubebuilder:validation:XValidation:rule="!has(self.drainDeadlineSeconds) || !has(self.nodeDrainTimeoutSeconds) || self.drainDeadlineSeconds == 0 || self.nodeDrainTimeoutSeconds == 0 || self.drainDeadlineSeconds < self.nodeDrainTimeoutSeconds",message="drainDeadlineSeconds must be less than nodeDrainTimeoutSeconds: the timeout gives up draining first otherwise",fieldPath=".drainDeadlineSeconds"
 type MachineDeletionSpec struct {
-	// nodeDrainTimeoutSeconds is how long draining may take before it is given up and deletion
-	// goes on. 0 or unset waits until the drain completes.
+	// nodeDrainTimeoutSeconds is how long draining may take, counted from the start of draining,
+	// before it is given up and deletion goes on, whatever pods are still on the Node. 0 or unset
+	// waits until the drain completes.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	NodeDrainTimeoutSeconds *int32 `json:"nodeDrainTimeoutSeconds,omitempty"`
+
+	// drainDeadlineSeconds is by when, counted from the start of draining, the pods that have to
+	// leave the Node must be gone. Each pod still holding the drain (blocked by a
+	// PodDisruptionBudget, waiting for its order group or to complete) is deleted rather than
+	// evicted its own terminationGracePeriodSeconds before the deadline, so that it gets its whole
+	// grace period and no budget holds it past the deadline; an event names every pod deleted
+	// so. Unlike nodeDrainTimeoutSeconds, the drain goes on until those pods are gone; when both
+	// are set it must be the shorter. 0 or unset: no deadline.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	DrainDeadlineSeconds *int32 `json:"drainDeadlineSeconds,omitempty"`
 
 	// nodeVolumeDetachTimeoutSeconds is how long to wait for the Node's volumes to detach. 0 or
 	// unset waits until they are detached.
@@ -125,7 +144,10 @@ const (
 	MachinePhaseProvisioning MachinePhase = "Provisioning"
 	// MachinePhaseProvisioned: the instance exists (providerID set); its Node is not linked or not Ready yet.
 	MachinePhaseProvisioned MachinePhase = "Provisioned"
-	// MachinePhaseRunning: the Node is linked and Ready.
+	// MachinePhaseRunning: the Node is linked (status.nodeRef). A Machine turns Running once its
+	// Node is Ready (or, for a Node in a workload cluster this manager cannot see, once the node
+	// linker there reports it linked) and stays Running while it is linked, whatever the Node's
+	// readiness since: the Ready condition tells its current health.
 	MachinePhaseRunning MachinePhase = "Running"
 	// MachinePhaseDeleting: deletion is in progress (draining, hooks, instance deletion).
 	MachinePhaseDeleting MachinePhase = "Deleting"
@@ -134,6 +156,7 @@ const (
 )
 
 // MachineFailureReason is a machine-readable reason for phase Failed.
+// +kubebuilder:validation:MaxLength=256
 type MachineFailureReason string
 
 const (
@@ -141,19 +164,19 @@ const (
 	InvalidConfigurationFailure MachineFailureReason = "InvalidConfiguration"
 	// InstanceMissingFailure: the instance disappeared after it was provisioned.
 	InstanceMissingFailure MachineFailureReason = "InstanceMissing"
-	// MachineClassMissingFailure: the referenced MachineClass does not exist.
-	MachineClassMissingFailure MachineFailureReason = "MachineClassMissing"
 )
 
 // NodeReference points at the Node linked to a Machine.
 type NodeReference struct {
 	// kind is always Node.
 	// +kubebuilder:validation:Enum=Node
-	Kind string `json:"kind"`
+	// +required
+	Kind string `json:"kind,omitempty"`
 	// name of the Node.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	// +required
+	Name string `json:"name,omitempty"`
 	// uid of the Node, so a Node re-created with the same name is told apart.
 	// +optional
 	UID types.UID `json:"uid,omitempty"`
@@ -163,6 +186,8 @@ type NodeReference struct {
 type MachineStatusVersions struct {
 	// kubelet is the version the Node reports.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
 	Kubelet string `json:"kubelet,omitempty"`
 }
 
@@ -178,6 +203,47 @@ type MachineDeletionStatus struct {
 	// nodeDeletionStartTime is when deleting the Node object started.
 	// +optional
 	NodeDeletionStartTime *metav1.Time `json:"nodeDeletionStartTime,omitempty"`
+}
+
+// MachineClassRecord is a MachineClass as a Machine's instance was created from it: its name, a
+// hash of its spec, and hashes of the spec's fields, so that the paths a later edit changed can be
+// named without keeping a copy of the spec (which may be large). The fields are the nodes of the
+// spec's tree (spec, spec.providerSpec, spec.providerSpec.image, ...) down to the deepest level
+// that keeps them at most 32; lists count as one field.
+type MachineClassRecord struct {
+	// name of the MachineClass.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// specHash is a hash of the class's spec (FNV-64a of its JSON with sorted keys, in hex).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=16
+	SpecHash string `json:"specHash,omitempty"`
+
+	// fields are the hashes of the spec's fields, by path.
+	// +optional
+	// +listType=map
+	// +listMapKey=path
+	// +kubebuilder:validation:MaxItems=32
+	Fields []FieldHash `json:"fields,omitempty"`
+}
+
+// FieldHash is the hash of one field of an object, by its path.
+type FieldHash struct {
+	// path of the field, for example spec.providerSpec.instanceType.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Path string `json:"path,omitempty"`
+
+	// hash of the field's value (FNV-64a of its JSON with sorted keys, in hex).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=16
+	Hash string `json:"hash,omitempty"`
 }
 
 // MachineStatus is the observed state of a Machine.
@@ -217,13 +283,21 @@ type MachineStatus struct {
 
 	// failureMessage is set with phase Failed: what went wrong and what to change.
 	// +optional
+	// +kubebuilder:validation:MaxLength=10240
 	FailureMessage *string `json:"failureMessage,omitempty"`
 
 	// deletion records when each bounded deletion step started.
 	// +optional
 	Deletion *MachineDeletionStatus `json:"deletion,omitempty"`
 
-	// conditions: Ready, InstanceProvisioned, NodeLinked, Drained, Deleting, HealthCheckSucceeded, ...
+	// machineClass records the MachineClass the instance was created from, as it was then, so that
+	// a later edit of the class is reported (the UpToDate condition) and can be rolled out. Set by
+	// the machine controller when it creates the instance (for a Machine provisioned before this
+	// field existed: when the controller first sees it).
+	// +optional
+	MachineClass *MachineClassRecord `json:"machineClass,omitempty"`
+
+	// conditions are the observed conditions: Ready, InstanceProvisioned, NodeLinked, UpToDate, Drained, Deleting, HealthCheckSucceeded, ...
 	// Each controller writes only its own.
 	// +optional
 	// +listType=map
@@ -251,12 +325,15 @@ type MachineStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="InternalIP",type=string,JSONPath=`.status.addresses[?(@.type=="InternalIP")].address`,priority=1,description="Internal IP address"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.failureReason`,priority=1,description="Why the machine failed"
+// +kubebuilder:printcolumn:name="UpToDate",type=string,JSONPath=`.status.conditions[?(@.type=="UpToDate")].status`,priority=1,description="Whether the machine matches its deployment's template, its class and spec.rollout"
 type Machine struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired state.
+	// +required
 	Spec MachineSpec `json:"spec"`
 	// status is the observed state.
 	// +optional

@@ -31,6 +31,7 @@ type MachineClassSpec struct {
 	// providerSpec is the provider's configuration, a free-form object the provider validates.
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
+	// +required
 	ProviderSpec runtime.RawExtension `json:"providerSpec"`
 
 	// nodeTemplate describes the Node a machine of this class gets.
@@ -45,10 +46,12 @@ type MachineClassSpec struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MachineClass struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the class's configuration.
+	// +required
 	Spec MachineClassSpec `json:"spec"`
 }
 

@@ -71,10 +71,24 @@ type MachineDeploymentSpec struct {
 
 	// selector selects the deployment's Machines; it must match the template's labels and cannot change.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="selector is immutable"
+	// +required
 	Selector LabelSelector `json:"selector"`
 
-	// template describes the Machines. Changing only its labels, annotations, spec.metadata or
-	// spec.taints updates the Machines in place; any other change rolls out new Machines.
+	// template describes the Machines.
+	//
+	// In-place fields: a change of only these reaches the existing Machines without replacing any
+	// (MachineDeployment → MachineSets → Machines, and the Node where the field has one):
+	//   - metadata.labels, the Machines' own labels;
+	//   - metadata.annotations, the Machines' own annotations;
+	//   - spec.metadata, their Nodes' labels and annotations;
+	//   - spec.taints, their Nodes' taints;
+	//   - spec.deletion (also on Machines that are already being deleted, so a new drain timeout
+	//     takes effect on a drain in progress);
+	//   - spec.lifecycleHooks (on Machines that are not being deleted: a hook cannot be added to a
+	//     deleting Machine; hooks other components added to a Machine are left alone).
+	// Any other change (providerSpec, versions) creates a MachineSet and replaces the Machines by
+	// the strategy.
+	// +required
 	Template MachineTemplateSpec `json:"template"`
 
 	// strategy says how a template change replaces Machines.
@@ -103,6 +117,48 @@ type MachineDeploymentSpec struct {
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=1
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// rollout replaces Machines whose template did not change: on a schedule (after, a date;
+	// machineMaxAgeSeconds, an age) and when the MachineClass they were created from is edited.
+	// Such Machines are replaced through the strategy like a template change, never more at once
+	// than maxSurge and maxUnavailable allow (Recreate: all at once; OnDelete: only when a user
+	// deletes them), and not while the deployment is paused.
+	// +optional
+	Rollout *MachineDeploymentRollout `json:"rollout,omitempty"`
+}
+
+// MachineClassChangePolicy says what an edit of a MachineClass does to the Machines of a
+// MachineDeployment that were created from the class before the edit.
+// +kubebuilder:validation:Enum=Rollout;Ignore
+type MachineClassChangePolicy string
+
+const (
+	// MachineClassChangeRollout replaces them through the strategy.
+	MachineClassChangeRollout MachineClassChangePolicy = "Rollout"
+	// MachineClassChangeIgnore leaves them; only new Machines get the edited class. Their
+	// UpToDate condition still says that the class changed.
+	MachineClassChangeIgnore MachineClassChangePolicy = "Ignore"
+)
+
+// MachineDeploymentRollout says when Machines are replaced although the template did not change.
+// A Machine's age and creation time are those of its instance: status.provisionedTime. A Machine
+// whose instance does not exist yet is never replaced for its age.
+type MachineDeploymentRollout struct {
+	// after is a time (RFC 3339, for example 2026-05-04T12:00:00Z): once it has passed, every
+	// Machine whose instance was created before it is replaced.
+	// +optional
+	After *metav1.Time `json:"after,omitempty"`
+
+	// machineMaxAgeSeconds is how old a Machine's instance may get: older ones are replaced.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MachineMaxAgeSeconds *int32 `json:"machineMaxAgeSeconds,omitempty"`
+
+	// machineClassChanges says what an edit of the MachineClass named by the template does to the
+	// Machines created from the class before the edit: Rollout (unset means Rollout) replaces them;
+	// Ignore leaves them, and only Machines created afterwards get the edited class.
+	// +optional
+	MachineClassChanges MachineClassChangePolicy `json:"machineClassChanges,omitempty"`
 }
 
 // MachineDeploymentStatus is the observed state of a MachineDeployment.
@@ -114,6 +170,12 @@ type MachineDeploymentStatus struct {
 	// updatedReplicas counts Machines on the current template.
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+
+	// upToDateReplicas counts Machines whose UpToDate condition is True: on the current template,
+	// their MachineClass unchanged since they were created, and not due for replacement by
+	// spec.rollout.
+	// +optional
+	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
 
 	// readyReplicas counts Machines whose Node is Ready.
 	// +optional
@@ -133,12 +195,14 @@ type MachineDeploymentStatus struct {
 
 	// selector is spec.selector in string form, for the scale subresource.
 	// +optional
+	// +kubebuilder:validation:MaxLength=8192
 	Selector string `json:"selector,omitempty"`
 
-	// conditions: Available, Progressing, ...
+	// conditions are the observed conditions: Available, Progressing, ...
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -155,13 +219,16 @@ type MachineDeploymentStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.strategy.type`,priority=1
 // +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
+// +kubebuilder:printcolumn:name="UpToDate",type=integer,JSONPath=`.status.upToDateReplicas`,priority=1,description="Machines whose UpToDate condition is True"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name must be at most 52 characters: its MachineSets are named <name>-<10-character hash>"
 type MachineDeployment struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired state.
+	// +required
 	Spec MachineDeploymentSpec `json:"spec"`
 	// status is the observed state.
 	// +optional

@@ -13,21 +13,62 @@ var DefaultMaxUnhealthy = intstr.FromString("40%")
 // DefaultNodeStartupTimeoutSeconds is the node startup timeout when none is set.
 const DefaultNodeStartupTimeoutSeconds int32 = 600
 
-// UnhealthyCondition marks a Node unhealthy when its condition of this type has had this status
-// for at least timeoutSeconds.
+// DefaultMinHealthyPeriodSeconds is how long a replacement must stay healthy before its lineage's
+// retry count starts over, when spec.remediation does not say.
+const DefaultMinHealthyPeriodSeconds int32 = 600
+
+// UnhealthyCondition is one rule of a health check: a target fails it when its condition of this
+// type (on its Node for unhealthyConditions, on the Machine for unhealthyMachineConditions) has
+// this status. It is unhealthy once the condition has held for timeoutSeconds; before that it is
+// suspect, which counts against maxUnhealthy but is never remediated.
 type UnhealthyCondition struct {
-	// type of the Node condition, for example Ready.
+	// type of the condition, for example Ready (a Node condition) or InstanceHealthy (a condition
+	// a provider reports on the Machine).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=316
-	Type string `json:"type"`
+	// +required
+	Type string `json:"type,omitempty"`
 
 	// status of the condition that counts as unhealthy: True, False or Unknown.
 	// +kubebuilder:validation:Enum=True;False;Unknown
-	Status string `json:"status"`
+	// +required
+	Status string `json:"status,omitempty"`
 
-	// timeoutSeconds is how long the condition must hold, measured from its lastTransitionTime.
+	// timeoutSeconds is how long the condition must hold, measured from its lastTransitionTime,
+	// before the target is unhealthy. 0: unhealthy as soon as it is seen.
 	// +kubebuilder:validation:Minimum=0
+	// +required
 	TimeoutSeconds int32 `json:"timeoutSeconds"`
+}
+
+// RemediationLimits bound how often one slot of a MachineSet is remediated. A slot's succession of
+// Machines (the first one remediated, its replacement, the replacement's replacement, ...) is its
+// lineage; the health check counts the remediations of each lineage in annotations on its
+// Machines, which the MachineSet carries over to each replacement. They apply to remediation by
+// deletion; with remediationTemplate the external remediator decides on retries.
+type RemediationLimits struct {
+	// maxRetries is how many replacements one slot gets: once a lineage has been remediated this
+	// many times, its current Machine is not remediated again but kept for inspection (the
+	// RetriesExhausted condition names it). With maxRetries 2, a template that never boots makes
+	// three Machines in all for a slot. 0: no Machine is replaced, only reported. Unset: no limit.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
+
+	// retryPeriodSeconds is the least time between two remediations of one lineage, measured from
+	// the last one: a replacement that fails sooner waits (WaitingForRetryPeriod). 0: no wait.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	RetryPeriodSeconds *int32 `json:"retryPeriodSeconds,omitempty"`
+
+	// minHealthyPeriodSeconds is how long a replacement must pass the check without interruption
+	// for its lineage to start over: its retry count is then removed, and a later failure is
+	// treated like a first one. 0: as soon as it is healthy.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=0
+	MinHealthyPeriodSeconds *int32 `json:"minHealthyPeriodSeconds,omitempty"`
 }
 
 // RemediationTemplateReference names the template from which an external remediation request is
@@ -35,27 +76,44 @@ type UnhealthyCondition struct {
 type RemediationTemplateReference struct {
 	// apiVersion of the template, group/version.
 	// +kubebuilder:validation:MinLength=1
-	APIVersion string `json:"apiVersion"`
+	// +required
+	// +kubebuilder:validation:MaxLength=317
+	APIVersion string `json:"apiVersion,omitempty"`
 	// kind of the template. The request is created with this kind minus a trailing "Template".
 	// +kubebuilder:validation:MinLength=1
-	Kind string `json:"kind"`
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind,omitempty"`
 	// name of the template, in the health check's namespace.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	// +required
+	Name string `json:"name,omitempty"`
 }
 
 // MachineHealthCheckSpec is the desired state of a MachineHealthCheck.
 // +kubebuilder:validation:XValidation:rule="!(has(self.maxUnhealthy) && has(self.unhealthyRange))",message="maxUnhealthy and unhealthyRange are mutually exclusive: set one",fieldPath=".unhealthyRange"
 type MachineHealthCheckSpec struct {
 	// selector selects the Machines to check, in the health check's namespace.
+	// +required
 	Selector LabelSelector `json:"selector"`
 
-	// unhealthyConditions: a Node is unhealthy when any of them has held for its timeout.
+	// unhealthyConditions are rules on the Machine's Node: it is unhealthy when one of them has
+	// held for its timeout, and suspect while one holds that has not yet.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	UnhealthyConditions []UnhealthyCondition `json:"unhealthyConditions,omitempty"`
+
+	// unhealthyMachineConditions are rules on the Machine's own conditions (for example one its
+	// provider reports), judged like unhealthyConditions from the condition's lastTransitionTime.
+	// They apply whether or not the Machine has a Node yet, but a Machine still waiting for its
+	// Node is not suspect: only a rule that has held for its timeout makes it unhealthy.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.type != 'HealthCheckSucceeded')",message="must not name HealthCheckSucceeded, the condition the health check itself writes"
+	UnhealthyMachineConditions []UnhealthyCondition `json:"unhealthyMachineConditions,omitempty"`
 
 	// nodeStartupTimeoutSeconds is how long a Machine may go without a Node, measured from when
 	// its instance was provisioned (status.provisionedTime, which never resets; creation time
@@ -66,19 +124,22 @@ type MachineHealthCheckSpec struct {
 	NodeStartupTimeoutSeconds *int32 `json:"nodeStartupTimeoutSeconds,omitempty"`
 
 	// maxUnhealthy stops all remediation while more targets than this (an integer or a percentage
-	// of the targets, rounded down) are unhealthy. Unset, with unhealthyRange unset too, means 40%.
+	// of the targets, rounded down) are failing: unhealthy, suspect (failing a rule whose timeout
+	// has not passed yet) or being remediated. Machines waiting for their Node within
+	// nodeStartupTimeoutSeconds do not count. Unset, with unhealthyRange unset too, means 40%.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be an integer >= 0 or a percentage from 0% to 100%"
 	MaxUnhealthy *intstr.IntOrString `json:"maxUnhealthy,omitempty"`
 
-	// unhealthyRange allows remediation only while the number of unhealthy targets is within
-	// [min-max], for example "[1-3]". Exclusive with maxUnhealthy.
+	// unhealthyRange allows remediation only while the number of failing targets (counted as for
+	// maxUnhealthy) is within [min-max], for example "[1-3]". Exclusive with maxUnhealthy.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^\[[0-9]+-[0-9]+\]$`
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[[][0-9]+-[0-9]+[]]$') || int(self.split('-')[0].substring(1)) <= int(self.split('-')[1].split(']')[0])",message="min must not be greater than max"
+	// +kubebuilder:validation:MinLength=1
 	UnhealthyRange string `json:"unhealthyRange,omitempty"`
 
 	// maxInFlight bounds how many remediations may be in progress at once (an integer or a
@@ -94,6 +155,11 @@ type MachineHealthCheckSpec struct {
 	// healthy again.
 	// +optional
 	RemediationTemplate *RemediationTemplateReference `json:"remediationTemplate,omitempty"`
+
+	// remediation limits how often one MachineSet slot is remediated, so that a template that
+	// can never become healthy does not create and delete Machines forever. Unset: no limits.
+	// +optional
+	Remediation *RemediationLimits `json:"remediation,omitempty"`
 }
 
 // MachineHealthCheckStatus is the observed state of a MachineHealthCheck.
@@ -102,7 +168,8 @@ type MachineHealthCheckStatus struct {
 	// +optional
 	ExpectedMachines int32 `json:"expectedMachines"`
 
-	// currentHealthy is the number of those that are healthy.
+	// currentHealthy is the number of those that pass every rule now (neither unhealthy nor
+	// suspect, and with a Node).
 	// +optional
 	CurrentHealthy int32 `json:"currentHealthy"`
 
@@ -114,16 +181,20 @@ type MachineHealthCheckStatus struct {
 	// targets lists the names of the checked Machines.
 	// +optional
 	// +listType=set
+	// +kubebuilder:validation:MaxItems=100000
+	// +kubebuilder:validation:items:MaxLength=253
 	Targets []string `json:"targets,omitempty"`
 
 	// observedGeneration is the metadata.generation the status was computed for.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: RemediationAllowed.
+	// conditions are the observed conditions: RemediationAllowed, and RetriesExhausted when
+	// spec.remediation.maxRetries is set.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -139,10 +210,12 @@ type MachineHealthCheckStatus struct {
 // +kubebuilder:printcolumn:name="MaxUnhealthy",type=string,JSONPath=`.spec.maxUnhealthy`,priority=1
 type MachineHealthCheck struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired state.
+	// +required
 	Spec MachineHealthCheckSpec `json:"spec"`
 	// status is the observed state.
 	// +optional

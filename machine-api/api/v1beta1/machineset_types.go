@@ -12,6 +12,7 @@ type MachineTemplateSpec struct {
 	Metadata ObjectMeta `json:"metadata,omitempty"`
 
 	// spec of the created Machines.
+	// +required
 	Spec MachineSpec `json:"spec"`
 }
 
@@ -28,6 +29,7 @@ type MachineSetSpec struct {
 
 	// selector selects the set's Machines; it must match the template's labels and cannot change.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="selector is immutable"
+	// +required
 	Selector LabelSelector `json:"selector"`
 
 	// deletePolicy orders the Machines removed on scale-down, after the ones already deleting,
@@ -42,6 +44,7 @@ type MachineSetSpec struct {
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
 
 	// template describes the Machines the set creates.
+	// +required
 	Template MachineTemplateSpec `json:"template"`
 }
 
@@ -63,6 +66,10 @@ type MachineSetStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 
+	// upToDateReplicas counts Machines whose UpToDate condition is True.
+	// +optional
+	UpToDateReplicas int32 `json:"upToDateReplicas,omitempty"`
+
 	// observedGeneration is the metadata.generation the status was computed for.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -70,12 +77,15 @@ type MachineSetStatus struct {
 	// selector is spec.selector in string form, for the scale subresource (kubectl scale, the
 	// cluster-autoscaler, HorizontalPodAutoscaler).
 	// +optional
+	// +kubebuilder:validation:MaxLength=8192
 	Selector string `json:"selector,omitempty"`
 
-	// conditions: ScalingUp, ScalingDown, Frozen, MachinesReady, ...
+	// conditions are the observed conditions: ScalingUp, ScalingDown, Frozen, Ready (reason MachinesReady when every wanted
+	// Machine is ready) and AutoscalerBounds (while the autoscaler size annotations are set).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -91,13 +101,16 @@ type MachineSetStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="DeletePolicy",type=string,JSONPath=`.spec.deletePolicy`,priority=1
 // +kubebuilder:printcolumn:name="Selector",type=string,JSONPath=`.status.selector`,priority=1
+// +kubebuilder:printcolumn:name="UpToDate",type=integer,JSONPath=`.status.upToDateReplicas`,priority=1,description="Machines whose UpToDate condition is True"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is used as the set-name label value"
 type MachineSet struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired state.
+	// +required
 	Spec MachineSetSpec `json:"spec"`
 	// status is the observed state.
 	// +optional

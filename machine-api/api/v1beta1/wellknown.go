@@ -8,14 +8,20 @@ const (
 	Prefix = "machine.machineapi.dev/"
 
 	// DeleteMachineAnnotation on a Machine marks it to be deleted first when its MachineSet
-	// scales down. The cluster-autoscaler sets it on the machine it wants to remove.
+	// scales down, or its MachineDeployment (whichever of its sets holds it). The
+	// cluster-autoscaler sets it on the machine it wants to remove.
 	DeleteMachineAnnotation = Prefix + "delete-machine"
 
 	// ExcludeNodeDrainingAnnotation on a Machine skips draining its Node on deletion.
 	ExcludeNodeDrainingAnnotation = Prefix + "exclude-node-draining"
 
+	// ExcludeWaitForNodeVolumeDetachAnnotation on a Machine skips waiting for its Node's volumes
+	// to detach on deletion.
+	ExcludeWaitForNodeVolumeDetachAnnotation = Prefix + "exclude-wait-for-node-volume-detach"
+
 	// PausedAnnotation on any object of this group makes the controllers leave it alone until it
-	// is removed. Its value is ignored.
+	// is removed. Its value is ignored. The cluster-autoscaler does not know it: to stop the
+	// autoscaler too, pause a MachineSet or MachineDeployment with ClusterAPIPausedAnnotation.
 	PausedAnnotation = Prefix + "paused"
 
 	// MachineAnnotation on a Node names the Machine linked to it.
@@ -32,24 +38,105 @@ const (
 	// count the cluster-autoscaler may scale it to.
 	AutoscalerMaxSizeAnnotation = Prefix + "cluster-api-autoscaler-node-group-max-size"
 
+	// CapacityAnnotationsAnnotation on a MachineSet or MachineDeployment records, as a JSON
+	// object, the capacity.cluster-autoscaler.kubernetes.io/* annotations the machine-manager last
+	// wrote from its MachineClass's nodeTemplate, with their values. An annotation whose value
+	// differs from the record was set by someone else, and the machine-manager leaves it alone.
+	CapacityAnnotationsAnnotation = Prefix + "capacity-annotations"
+
 	// SetNameLabel on a Machine names the MachineSet that created it.
 	SetNameLabel = Prefix + "set-name"
 
 	// DeploymentNameLabel on a MachineSet or Machine names the MachineDeployment it belongs to.
+	// The sets of a deployment also carry ClusterAPIDeploymentNameLabel, for the autoscaler.
 	DeploymentNameLabel = Prefix + "deployment-name"
 
 	// RevisionAnnotation on a MachineSet is the MachineDeployment revision its template belongs
-	// to; on a MachineDeployment it is the current revision.
+	// to; on a MachineDeployment it is the current revision. The sets of a deployment also carry
+	// it as ClusterAPIRevisionAnnotation, for the autoscaler.
 	RevisionAnnotation = Prefix + "revision"
 
 	// RemediateMachineAnnotation on a Machine asks its MachineHealthCheck to remediate it as if
 	// it were unhealthy.
 	RemediateMachineAnnotation = Prefix + "remediate-machine"
 
-	// DrainLabel on a Pod with the value DrainSkipValue keeps the drain from evicting it.
+	// LineageAnnotation on a Machine names the lineage (the succession of Machines of one
+	// MachineSet slot that a MachineHealthCheck remediated) it belongs to: the name of the first
+	// Machine of the slot that was remediated. The health check sets it on a Machine it remediates;
+	// the MachineSet copies it onto the replacement.
+	LineageAnnotation = Prefix + "lineage"
+
+	// LineageRetriesAnnotation on a Machine is how many times its lineage was remediated before
+	// this Machine was created (absent: none). The MachineSet sets it on a replacement, one more
+	// than on the Machine it replaces; the health check removes it once the Machine has been
+	// healthy for spec.remediation.minHealthyPeriodSeconds.
+	LineageRetriesAnnotation = Prefix + "lineage-retries"
+
+	// LineageRemediatedAtAnnotation on a Machine is when (RFC 3339) its lineage was last
+	// remediated: set by the health check on the Machine it remediates, copied onto the
+	// replacement.
+	LineageRemediatedAtAnnotation = Prefix + "lineage-remediated-at"
+
+	// ReplacesAnnotation on a Machine names the remediated Machine of its set whose lineage it
+	// took over.
+	ReplacesAnnotation = Prefix + "replaces"
+
+	// DrainLabel on a Pod overrides every MachineDrainRule for it: DrainSkipValue,
+	// DrainWaitCompletedValue, or DrainOrderValuePrefix followed by an order group.
 	DrainLabel = Prefix + "drain"
 	// DrainSkipValue is the DrainLabel value that skips a pod.
 	DrainSkipValue = "skip"
+	// DrainWaitCompletedValue is the DrainLabel value that never evicts a pod: the drain waits
+	// until it has completed.
+	DrainWaitCompletedValue = "wait-completed"
+	// DrainOrderValuePrefix followed by a non-negative integer (order-10) is the DrainLabel value
+	// that drains a pod in that order group. (A label value cannot hold "=".)
+	DrainOrderValuePrefix = "order-"
+)
+
+// Cluster API keys that the cluster-autoscaler's clusterapi provider hard-codes: unlike the keys
+// above, they do not follow CAPI_GROUP. The controllers write and honour them so that the
+// unmodified autoscaler works with this group (see docs/autoscaler.md).
+const (
+	// ClusterAPIPausedAnnotation on any object of this group pauses the controllers exactly like
+	// PausedAnnotation. The cluster-autoscaler honours it too (and only it): a
+	// MachineSet or MachineDeployment carrying it is no node group, so it is neither scaled up nor
+	// down. Use it to pause a set or deployment the autoscaler manages.
+	ClusterAPIPausedAnnotation = "cluster.x-k8s.io/paused"
+
+	// ClusterAPIDeploymentNameLabel on a MachineSet names its MachineDeployment, like
+	// DeploymentNameLabel. The deployment controller keeps it on every set it owns: the
+	// autoscaler finds a deployment's sets by it.
+	ClusterAPIDeploymentNameLabel = "cluster.x-k8s.io/deployment-name"
+
+	// ClusterAPIRevisionAnnotation on a MachineSet is the same revision as RevisionAnnotation; the
+	// deployment controller keeps the two equal. The autoscaler tells a deployment's newest set
+	// from the old ones by it, and does not scale down a deployment whose old sets still have
+	// Machines (a rollout in progress).
+	ClusterAPIRevisionAnnotation = "machinedeployment.clusters.x-k8s.io/revision"
+)
+
+// The cluster-autoscaler's capacity annotations on a MachineSet or MachineDeployment describe the
+// Node a new Machine of it would get, so that the autoscaler can scale it up from zero. The
+// machine-manager writes them from the nodeTemplate of the MachineClass the template refers to
+// (see CapacityAnnotationsAnnotation).
+const (
+	// CapacityCPUAnnotation is the Node's CPU capacity, a quantity ("16").
+	CapacityCPUAnnotation = "capacity.cluster-autoscaler.kubernetes.io/cpu"
+	// CapacityMemoryAnnotation is the Node's memory capacity, a quantity ("64Gi").
+	CapacityMemoryAnnotation = "capacity.cluster-autoscaler.kubernetes.io/memory"
+	// CapacityEphemeralDiskAnnotation is the Node's ephemeral-storage capacity, a quantity.
+	CapacityEphemeralDiskAnnotation = "capacity.cluster-autoscaler.kubernetes.io/ephemeral-disk"
+	// CapacityMaxPodsAnnotation is how many pods the Node takes, an integer.
+	CapacityMaxPodsAnnotation = "capacity.cluster-autoscaler.kubernetes.io/maxPods"
+	// CapacityGPUTypeAnnotation is the resource name of the Node's GPUs ("nvidia.com/gpu").
+	CapacityGPUTypeAnnotation = "capacity.cluster-autoscaler.kubernetes.io/gpu-type"
+	// CapacityGPUCountAnnotation is how many GPUs the Node has, an integer.
+	CapacityGPUCountAnnotation = "capacity.cluster-autoscaler.kubernetes.io/gpu-count"
+	// CapacityLabelsAnnotation is the Node's labels, "key=value,key2=value2".
+	CapacityLabelsAnnotation = "capacity.cluster-autoscaler.kubernetes.io/labels"
+	// CapacityTaintsAnnotation is the Node's taints, "key=value:Effect,key2:Effect".
+	CapacityTaintsAnnotation = "capacity.cluster-autoscaler.kubernetes.io/taints"
 )
 
 // Finalizers the controllers put on objects they must clean up after.
@@ -62,10 +149,25 @@ const (
 	MachineSetFinalizer = Prefix + "machineset"
 	// MachineDeploymentFinalizer keeps a MachineDeployment until its MachineSets are gone.
 	MachineDeploymentFinalizer = Prefix + "machinedeployment"
+	// LineageFinalizer keeps a Machine a MachineHealthCheck remediated (with spec.remediation set)
+	// until its MachineSet has handed its lineage to the replacement, or decided not to replace it.
+	// The health check adds it just before the delete; the MachineSet removes it.
+	LineageFinalizer = Prefix + "lineage-handover"
 )
 
-// IsPaused reports whether annotations carry PausedAnnotation.
+// PausedBy returns the pause annotation that annotations carry: PausedAnnotation, else
+// ClusterAPIPausedAnnotation, else "" (not paused). Every controller decides whether an object is
+// paused with it (or IsPaused).
+func PausedBy(annotations map[string]string) string {
+	for _, k := range []string{PausedAnnotation, ClusterAPIPausedAnnotation} {
+		if _, ok := annotations[k]; ok {
+			return k
+		}
+	}
+	return ""
+}
+
+// IsPaused reports whether annotations carry PausedAnnotation or ClusterAPIPausedAnnotation.
 func IsPaused(annotations map[string]string) bool {
-	_, ok := annotations[PausedAnnotation]
-	return ok
+	return PausedBy(annotations) != ""
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // The valid objects every case starts from, as plain maps so that a case can also set a field to
@@ -48,6 +47,15 @@ func validSpec(kind string) map[string]any {
 				map[string]any{"type": "Ready", "status": "False", "timeoutSeconds": int64(300)},
 				map[string]any{"type": "Ready", "status": "Unknown", "timeoutSeconds": int64(300)},
 			},
+		}
+	case "MachineDrainRule":
+		return map[string]any{
+			"drain":    map[string]any{"behavior": "Drain", "order": int64(10)},
+			"machines": []any{map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"pool": "workers"}}}},
+			"pods": []any{map[string]any{
+				"selector":          map[string]any{"matchLabels": map[string]any{"app": "db"}},
+				"namespaceSelector": map[string]any{"matchLabels": map[string]any{"tier": "prod"}},
+			}},
 		}
 	case "MachineClass":
 		return map[string]any{
@@ -102,8 +110,4 @@ func set(obj map[string]any, path string, value any) {
 func del(obj map[string]any, path string) {
 	parts := strings.Split(path, ".")
 	unstructured.RemoveNestedField(obj, parts...)
-}
-
-func deepCopy(m map[string]any) map[string]any {
-	return runtime.DeepCopyJSON(m)
 }

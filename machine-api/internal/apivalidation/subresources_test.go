@@ -2,11 +2,13 @@ package apivalidation
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -123,7 +125,7 @@ var _ = Describe("kubectl get", func() {
 
 		t := table("machines", false)
 		Expect(columns(t, 0)).To(Equal([]string{"Name", "Phase", "ProviderID", "Node", "Version", "Age"}))
-		Expect(columns(t, 1)).To(ContainElements("InternalIP", "Reason"))
+		Expect(columns(t, 1)).To(ContainElements("InternalIP", "Reason", "UpToDate"))
 		Expect(t.Rows).To(HaveLen(1))
 		cells := t.Rows[0].Cells
 		Expect(cells[0:5]).To(Equal([]any{"web-1", "Running", "sim:///web-1", "node-a", "v1.37.2"}))
@@ -137,9 +139,39 @@ var _ = Describe("kubectl get", func() {
 		Expect(columns(table("machinedeployments", false), 0)).To(Equal([]string{"Name", "Desired", "Current", "Ready", "Updated", "Available", "Age"}))
 	})
 
+	It("shows upToDateReplicas of sets and deployments, and a Machine's UpToDate condition, with -o wide", func() {
+		s := newObject("MachineSet", ns, "s")
+		d := newObject("MachineDeployment", ns, "d")
+		m := newObject("Machine", ns, "m")
+		for _, o := range []*unstructured.Unstructured{s, d, m} {
+			Expect(k8s.Create(ctx, o)).To(Succeed())
+		}
+		Expect(k8s.Status().Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(`{"status":{"replicas":3,"upToDateReplicas":2}}`)))).To(Succeed())
+		Expect(k8s.Status().Patch(ctx, d, client.RawPatch(types.MergePatchType, []byte(`{"status":{"replicas":3,"upToDateReplicas":1}}`)))).To(Succeed())
+		Expect(k8s.Status().Patch(ctx, m, client.RawPatch(types.MergePatchType, []byte(`{"status":{"conditions":[
+			{"type":"UpToDate","status":"False","reason":"TemplateChanged","message":"m","lastTransitionTime":"2026-05-04T12:00:00Z"}]}}`)))).To(Succeed())
+		for resource, want := range map[string]any{"machinesets": int64(2), "machinedeployments": int64(1), "machines": "False"} {
+			t := table(resource, true)
+			Expect(columns(t, 0)).NotTo(ContainElement("UpToDate"), "%s: only with -o wide", resource)
+			i := slices.IndexFunc(t.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Name == "UpToDate" })
+			Expect(i).To(BeNumerically(">=", 0), resource)
+			Expect(t.Rows[0].Cells[i]).To(BeEquivalentTo(want), resource)
+		}
+	})
+
 	It("shows expected, healthy and allowed remediations for health checks", func() {
 		Expect(k8s.Create(ctx, newObject("MachineHealthCheck", ns, "h"))).To(Succeed())
 		Expect(columns(table("machinehealthchecks", false), 0)).To(Equal([]string{"Name", "Expected", "Healthy", "RemediationsAllowed", "Age"}))
+	})
+
+	It("shows behavior and order for drain rules, and the selectors with -o wide", func() {
+		Expect(k8s.Create(ctx, newObject("MachineDrainRule", ns, "r"))).To(Succeed())
+		t := table("machinedrainrules", false)
+		Expect(columns(t, 0)).To(Equal([]string{"Name", "Behavior", "Order", "Age"}))
+		Expect(columns(t, 1)).To(Equal([]string{"Name", "Behavior", "Order", "Age", "Machines", "Pods"}))
+		Expect(t.Rows).To(HaveLen(1))
+		Expect(t.Rows[0].Cells[0:3]).To(Equal([]any{"r", "Drain", float64(10)}))
+		Expect(t.Rows[0].Cells[4:6]).To(Equal([]any{`{"matchLabels":{"pool":"workers"}}`, `{"matchLabels":{"app":"db"}}`}))
 	})
 
 	It("lists every kind under kubectl get machineapi, with its short name", func() {
@@ -156,7 +188,7 @@ var _ = Describe("kubectl get", func() {
 		}
 		Expect(shortNames).To(Equal(map[string][]string{
 			"machines": {"ma"}, "machinesets": {"ms"}, "machinedeployments": {"md"},
-			"machinehealthchecks": {"mhc"}, "machineclasses": {"mclass"},
+			"machinehealthchecks": {"mhc"}, "machineclasses": {"mclass"}, "machinedrainrules": {"mdr"},
 		}))
 	})
 })

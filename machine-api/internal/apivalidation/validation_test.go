@@ -108,6 +108,14 @@ var _ = Describe("Creating a bad object", func() {
 			setTo("spec.deletion.nodeVolumeDetachTimeoutSeconds", int64(-5)), "spec.deletion.nodeVolumeDetachTimeoutSeconds")),
 		Entry("Machine: negative nodeDeletionTimeoutSeconds", badObject("Machine",
 			setTo("spec.deletion.nodeDeletionTimeoutSeconds", int64(-1)), "spec.deletion.nodeDeletionTimeoutSeconds")),
+		Entry("Machine: negative drainDeadlineSeconds", badObject("Machine",
+			setTo("spec.deletion.drainDeadlineSeconds", int64(-1)), "spec.deletion.drainDeadlineSeconds: Invalid value: -1")),
+		Entry("Machine: drainDeadlineSeconds not below nodeDrainTimeoutSeconds", badObject("Machine",
+			setTo("spec.deletion.drainDeadlineSeconds", int64(300)),
+			"spec.deletion.drainDeadlineSeconds: Invalid value: drainDeadlineSeconds must be less than nodeDrainTimeoutSeconds")),
+		Entry("MachineSet: drainDeadlineSeconds not below nodeDrainTimeoutSeconds in the template", badObject("MachineSet",
+			setTo("spec.template.spec.deletion.drainDeadlineSeconds", int64(600)),
+			"spec.template.spec.deletion.drainDeadlineSeconds: Invalid value: drainDeadlineSeconds must be less than nodeDrainTimeoutSeconds")),
 		Entry("Machine: a timeout of the wrong type", badObject("Machine",
 			setTo("spec.deletion.nodeDrainTimeoutSeconds", "5m"), "spec.deletion.nodeDrainTimeoutSeconds: Invalid value")),
 		Entry("Machine: an absurdly long providerID", badObject("Machine",
@@ -174,6 +182,16 @@ var _ = Describe("Creating a bad object", func() {
 			"spec.selector: Invalid value: matchLabels must match template.metadata.labels")),
 		Entry("MachineDeployment: name too long for its MachineSets' names", badObject("MachineDeployment",
 			setTo("metadata.name", strings.Repeat("d", 53)), "metadata.name must be at most 52 characters")),
+		Entry("MachineDeployment: negative machineMaxAgeSeconds", badObject("MachineDeployment",
+			setTo("spec.rollout.machineMaxAgeSeconds", int64(-3600)),
+			"spec.rollout.machineMaxAgeSeconds: Invalid value: -3600: spec.rollout.machineMaxAgeSeconds in body should be greater than or equal to 1")),
+		Entry("MachineDeployment: rollout.after that is not a time", badObject("MachineDeployment",
+			setTo("spec.rollout.after", "next tuesday"),
+			`spec.rollout.after: Invalid value: "next tuesday": spec.rollout.after in body must be of type date-time`)),
+		Entry("MachineDeployment: rollout.after that is a number", badObject("MachineDeployment",
+			setTo("spec.rollout.after", int64(1767225600)), "spec.rollout.after: Invalid value")),
+		Entry("MachineDeployment: unknown machineClassChanges", badObject("MachineDeployment",
+			setTo("spec.rollout.machineClassChanges", "Sometimes"), `spec.rollout.machineClassChanges: Unsupported value: "Sometimes"`)),
 		Entry("MachineDeployment: template taint with an invalid effect", badObject("MachineDeployment",
 			setTo("spec.template.spec.taints", []any{map[string]any{"key": "a", "effect": "Never"}}),
 			"spec.template.spec.taints: Invalid value: effect must be one of")),
@@ -198,11 +216,41 @@ var _ = Describe("Creating a bad object", func() {
 			setTo("spec.unhealthyConditions.1.timeoutSeconds", int64(-1)), "spec.unhealthyConditions[1].timeoutSeconds")),
 		Entry("MachineHealthCheck: a negative node startup timeout", badObject("MachineHealthCheck",
 			setTo("spec.nodeStartupTimeoutSeconds", int64(-1)), "spec.nodeStartupTimeoutSeconds")),
+		Entry("MachineHealthCheck: a negative maxRetries", badObject("MachineHealthCheck",
+			setTo("spec.remediation", map[string]any{"maxRetries": int64(-1)}),
+			"spec.remediation.maxRetries: Invalid value: should be greater than or equal to 0")),
+		Entry("MachineHealthCheck: a negative retryPeriodSeconds", badObject("MachineHealthCheck",
+			setTo("spec.remediation", map[string]any{"retryPeriodSeconds": int64(-30)}),
+			"spec.remediation.retryPeriodSeconds: Invalid value: should be greater than or equal to 0")),
+		Entry("MachineHealthCheck: a negative minHealthyPeriodSeconds", badObject("MachineHealthCheck",
+			setTo("spec.remediation", map[string]any{"minHealthyPeriodSeconds": int64(-1)}),
+			"spec.remediation.minHealthyPeriodSeconds: Invalid value: should be greater than or equal to 0")),
+		Entry("MachineHealthCheck: a negative Machine condition timeout", badObject("MachineHealthCheck",
+			setTo("spec.unhealthyMachineConditions", []any{map[string]any{"type": "InstanceHealthy", "status": "False", "timeoutSeconds": int64(-5)}}),
+			"spec.unhealthyMachineConditions[0].timeoutSeconds: Invalid value: should be greater than or equal to 0")),
+		Entry("MachineHealthCheck: a Machine condition rule on HealthCheckSucceeded", badObject("MachineHealthCheck",
+			setTo("spec.unhealthyMachineConditions", []any{map[string]any{"type": "HealthCheckSucceeded", "status": "False", "timeoutSeconds": int64(5)}}),
+			"spec.unhealthyMachineConditions: Invalid value: must not name HealthCheckSucceeded")),
 		Entry("MachineHealthCheck: no selector", badObject("MachineHealthCheck",
 			remove("spec.selector"), "spec.selector: Required value")),
 		Entry("MachineHealthCheck: remediationTemplate without a name", badObject("MachineHealthCheck",
 			setTo("spec.remediationTemplate", map[string]any{"apiVersion": "remediation.example.com/v1", "kind": "RebootTemplate"}),
 			"spec.remediationTemplate.name: Required value")),
+
+		// MachineDrainRule
+		Entry("MachineDrainRule: an unknown behavior", badObject("MachineDrainRule",
+			setTo("spec.drain", map[string]any{"behavior": "Evict"}), `spec.drain.behavior: Unsupported value: "Evict"`)),
+		Entry("MachineDrainRule: a negative order", badObject("MachineDrainRule",
+			setTo("spec.drain.order", int64(-1)), "spec.drain.order: Invalid value: -1")),
+		Entry("MachineDrainRule: an order with behavior Skip", badObject("MachineDrainRule",
+			setTo("spec.drain.behavior", "Skip"), "spec.drain.order: Invalid value: order may only be set when behavior is Drain")),
+		Entry("MachineDrainRule: no drain", badObject("MachineDrainRule",
+			remove("spec.drain"), "spec.drain: Required value")),
+		Entry("MachineDrainRule: a pods entry without a selector", badObject("MachineDrainRule",
+			setTo("spec.pods", []any{map[string]any{"namespaceSelector": map[string]any{}}}), "spec.pods[0].selector: Required value")),
+		Entry("MachineDrainRule: a selector operator that does not exist", badObject("MachineDrainRule",
+			setTo("spec.machines", []any{map[string]any{"selector": map[string]any{"matchExpressions": []any{map[string]any{"key": "pool", "operator": "Like"}}}}}),
+			"spec.machines[0].selector.matchExpressions[0].operator: Unsupported value")),
 
 		// MachineClass
 		Entry("MachineClass: no providerSpec", badObject("MachineClass",
@@ -310,6 +358,36 @@ var _ = Describe("A valid object", func() {
 		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "h"}, got)).To(Succeed())
 		Expect(*got.Spec.NodeStartupTimeoutSeconds).To(Equal(v1beta1.DefaultNodeStartupTimeoutSeconds))
 		Expect(got.Spec.MaxUnhealthy).To(BeNil(), "maxUnhealthy is not defaulted in the schema, so unhealthyRange stays usable")
+		Expect(got.Spec.Remediation).To(BeNil(), "no remediation limits unless asked for")
+	})
+
+	It("accepts remediation limits and Machine condition rules in a MachineHealthCheck and defaults the periods", func() {
+		o := newObject("MachineHealthCheck", ns, "limits")
+		set(o.Object, "spec.remediation", map[string]any{"maxRetries": int64(0)})
+		set(o.Object, "spec.unhealthyMachineConditions", []any{map[string]any{"type": "InstanceHealthy", "status": "False", "timeoutSeconds": int64(0)}})
+		Expect(k8s.Create(ctx, o)).To(Succeed())
+		got := &v1beta1.MachineHealthCheck{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "limits"}, got)).To(Succeed())
+		Expect(*got.Spec.Remediation.MaxRetries).To(BeZero())
+		Expect(*got.Spec.Remediation.RetryPeriodSeconds).To(BeZero())
+		Expect(*got.Spec.Remediation.MinHealthyPeriodSeconds).To(Equal(v1beta1.DefaultMinHealthyPeriodSeconds))
+		Expect(got.Spec.UnhealthyMachineConditions).To(HaveLen(1))
+	})
+
+	It("round-trips a MachineDrainRule, and defaults its behavior to Drain", func() {
+		o := newObject("MachineDrainRule", ns, "r")
+		Expect(k8s.Create(ctx, o)).To(Succeed())
+		got := &v1beta1.MachineDrainRule{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "r"}, got)).To(Succeed())
+		Expect(got.Spec.Pods[0].NamespaceSelector.MatchLabels).To(HaveKeyWithValue("tier", "prod"))
+		Expect(*got.Spec.Drain.Order).To(Equal(int32(10)))
+
+		o = newObject("MachineDrainRule", ns, "bare")
+		set(o.Object, "spec", map[string]any{"drain": map[string]any{}})
+		Expect(k8s.Create(ctx, o)).To(Succeed())
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "bare"}, got)).To(Succeed())
+		Expect(got.Spec.Drain.Behavior).To(Equal(v1beta1.DrainBehaviorDrain))
+		Expect(got.Spec.Machines).To(BeEmpty(), "no machines: every Machine of the namespace")
 	})
 
 	It("round-trips a MachineClass with its node template", func() {

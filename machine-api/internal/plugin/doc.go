@@ -4,6 +4,8 @@
 //	kubectl machine drain-plan <machine>     what draining the machine's Node would do right now (changes nothing)
 //	kubectl machine rollout history <md>     a MachineDeployment's revisions
 //	kubectl machine rollout undo <md>        go back to the previous (or --to-revision) template
+//	kubectl machine rollout plan <md> [-f changed.yaml]
+//	                                         per Machine: keep, update in place or replace, and the order (changes nothing)
 //
 // It takes the usual kubeconfig flags (--kubeconfig, --context, -n, ...) through cli-runtime's
 // genericclioptions. Each command reads through one client and writes what it found to the

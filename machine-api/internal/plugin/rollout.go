@@ -21,7 +21,7 @@ import (
 func newRolloutCommand(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout",
-		Short: "Inspect and undo MachineDeployment rollouts",
+		Short: "Inspect, plan and undo MachineDeployment rollouts",
 	}
 	history := &cobra.Command{
 		Use:   "history MACHINEDEPLOYMENT",
@@ -41,7 +41,20 @@ func newRolloutCommand(e *env) *cobra.Command {
 		},
 	}
 	undo.Flags().Int64Var(&toRevision, "to-revision", 0, "the revision to roll back to (default: the one before the current)")
-	cmd.AddCommand(history, undo)
+	var file string
+	plan := &cobra.Command{
+		Use:   "plan MACHINEDEPLOYMENT [-f CHANGED.yaml]",
+		Short: "For each Machine: keep, update in place (which fields) or replace (why), and the order; changes nothing",
+		Long: "Show what a MachineDeployment's rollout does to each of its Machines, for its live spec or, with -f, for a\n" +
+			"changed manifest before it is applied (the whole new spec; the API server checks it in a dry run), and the\n" +
+			"order in which its strategy replaces them. Nothing is changed.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return rolloutPlan(cmd.Context(), e, args[0], file)
+		},
+	}
+	plan.Flags().StringVarP(&file, "filename", "f", "", "a manifest of the changed MachineDeployment (- for standard input)")
+	cmd.AddCommand(history, undo, plan)
 	return cmd
 }
 

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/manager"
 )
 
 // env is what every command needs: clients, the namespace and where to write.
@@ -27,7 +26,11 @@ func (e *env) init() error {
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	if e.client, err = client.New(cfg, client.Options{Scheme: manager.Scheme()}); err != nil {
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	if e.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}
 	if e.clientset, err = kubernetes.NewForConfig(cfg); err != nil {

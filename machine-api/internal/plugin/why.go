@@ -59,8 +59,8 @@ func why(ctx context.Context, e *env, name string, maxEvents int) error {
 	if m.Status.FailureReason != nil {
 		fmt.Fprintf(w, "Failed: %s: %s\n", *m.Status.FailureReason, deref(m.Status.FailureMessage))
 	}
-	if v1beta1.IsPaused(m.Annotations) {
-		fmt.Fprintf(w, "Paused: the %s annotation is set; controllers leave the machine alone\n", v1beta1.PausedAnnotation)
+	if by := v1beta1.PausedBy(m.Annotations); by != "" {
+		fmt.Fprintf(w, "Paused: the %s annotation is set; controllers leave the machine alone\n", by)
 	}
 	fmt.Fprintf(w, "Provider ID: %s\n", orNone(m.Spec.ProviderID))
 	fmt.Fprintf(w, "Node: %s\n", nodeSummary(ctx, e, m))

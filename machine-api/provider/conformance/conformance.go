@@ -2,10 +2,12 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/provider"
@@ -107,19 +109,15 @@ func Run(t *testing.T, s Suite) {
 		if err := s.Provider.Delete(ctx, m); err != nil {
 			t.Fatalf("Delete: %v", err)
 		}
-		deadline := time.Now().Add(s.DeleteTimeout)
-		for {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, s.DeleteTimeout, true, func(ctx context.Context) (bool, error) {
 			ok, err := s.Provider.Exists(ctx, m)
 			if err != nil {
-				t.Fatalf("Exists after Delete: %v", err)
+				return false, fmt.Errorf("exists after Delete: %w", err)
 			}
-			if !ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("Exists still true %s after Delete", s.DeleteTimeout)
-			}
-			time.Sleep(100 * time.Millisecond)
+			return !ok, nil
+		})
+		if err != nil {
+			t.Fatalf("the instance still exists %s after Delete, or Exists failed: %v", s.DeleteTimeout, err)
 		}
 	})
 

@@ -16,9 +16,13 @@
 //     node lifecycle controller would remove it.
 //   - With a state folder, two managers (a leader and its standby) may share it: each reads the
 //     folder again when it changed, so a standby that becomes leader knows every instance.
-//   - The kubelet part (SetupWithManager) keeps each Node's Ready condition and Lease fresh every
-//     Options.HeartbeatInterval, marks pods bound to its Nodes Running, and finishes pods that are
-//     terminating (the eviction or deletion the drain started), recording each one. A Node whose
+//   - The kubelet part (SetupWithManager) renews each Node's Lease every Options.HeartbeatInterval
+//     (10s, as a kubelet does, so kube-controller-manager's node lifecycle controller keeps it
+//     Ready) and its Ready condition's heartbeat every 5 minutes, starts pods bound to its Nodes
+//     (by the scheduler or by spec.nodeName: Running, Ready, containers ready) and finishes pods
+//     that are terminating (the eviction or deletion the drain started), recording each one.
+//     Without kube-controller-manager it also keeps the not-ready/unreachable NoSchedule taints
+//     (unless Options.LeaveConditionTaints). A Node whose
 //     instance is gone, or that a fault knob made NotReady, is no longer served: its Ready condition
 //     turns Unknown or False and its terminating pods stay, as on a real unreachable node.
 //

@@ -3,12 +3,14 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +25,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=update;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create;patch
 
 // SetupWithManager gives the provider the manager's client and starts its simulated kubelet: the
 // booter that registers Nodes, a controller keeping each Node's Ready condition and Lease, and one
@@ -91,6 +93,9 @@ func (p *Provider) reconcileNode(ctx context.Context, req reconcile.Request) (re
 	c := p.getClient()
 	node := &corev1.Node{}
 	if err := c.Get(ctx, req.NamespacedName, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			p.forgetLease(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	id, ok := instanceID(node.Spec.ProviderID)
@@ -116,28 +121,38 @@ func (p *Provider) reconcileNode(ctx context.Context, req reconcile.Request) (re
 		if err := c.Status().Patch(ctx, node, patch); err != nil {
 			return reconcile.Result{}, fmt.Errorf("sim: setting Node %s Ready=%s: %w", node.Name, want, err)
 		}
-	case served && heartbeatDue(cond, now, p.opts.HeartbeatInterval):
+	case served && heartbeatDue(cond, now, p.nodeStatusInterval()):
 		patch := client.MergeFrom(node.DeepCopy())
 		cond.LastHeartbeatTime = metav1.NewTime(now)
 		if err := c.Status().Patch(ctx, node, patch); err != nil {
 			return reconcile.Result{}, fmt.Errorf("sim: heartbeat of Node %s: %w", node.Name, err)
 		}
-		if err := p.renewLease(ctx, c, node); err != nil {
-			return reconcile.Result{}, fmt.Errorf("sim: renewing the Lease of Node %s: %w", node.Name, err)
-		}
-	}
-	if err := p.syncConditionTaints(ctx, c, node, want); err != nil {
-		return reconcile.Result{}, err
 	}
 	if served && p.opts.HeartbeatInterval > 0 {
+		if err := p.renewLease(ctx, c, node, now); err != nil {
+			return reconcile.Result{}, fmt.Errorf("sim: renewing the Lease of Node %s: %w", node.Name, err)
+		}
 		next = minPositive(next, p.opts.HeartbeatInterval)
+	}
+	if !p.opts.LeaveConditionTaints {
+		if err := p.syncConditionTaints(ctx, c, node, want); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	return reconcile.Result{RequeueAfter: next}, nil
 }
 
+// nodeStatusInterval is how often the Ready condition's heartbeat is renewed (0: never).
+func (p *Provider) nodeStatusInterval() time.Duration {
+	if p.opts.HeartbeatInterval <= 0 {
+		return 0
+	}
+	return max(nodeStatusReportInterval, p.opts.HeartbeatInterval)
+}
+
 // conditionTaints are the NoSchedule taints the node lifecycle controller of kube-controller-manager
-// keeps in line with the Ready condition. No kube-controller-manager runs next to the local API
-// server, and the API server adds not-ready on registration, so the simulated kubelet keeps them.
+// keeps in line with the Ready condition. Where that controller does not run, the simulated kubelet
+// keeps them itself (unless Options.LeaveConditionTaints).
 var conditionTaints = map[corev1.ConditionStatus]string{
 	corev1.ConditionFalse:   corev1.TaintNodeNotReady,
 	corev1.ConditionUnknown: corev1.TaintNodeUnreachable,
@@ -172,13 +187,17 @@ func (p *Provider) syncConditionTaints(ctx context.Context, c client.Client, nod
 }
 
 func setNodeCondition(node *corev1.Node, c corev1.NodeCondition) {
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == c.Type {
-			node.Status.Conditions[i] = c
-			return
-		}
+	node.Status.Conditions = replaceOrAppend(node.Status.Conditions, c, func(x corev1.NodeCondition) bool { return x.Type == c.Type })
+}
+
+// replaceOrAppend replaces the first element of list that is the same as v (a condition of v's
+// type), or appends v.
+func replaceOrAppend[T any](list []T, v T, same func(T) bool) []T {
+	if i := slices.IndexFunc(list, same); i >= 0 {
+		list[i] = v
+		return list
 	}
-	node.Status.Conditions = append(node.Status.Conditions, c)
+	return append(list, v)
 }
 
 func minPositive(a, b time.Duration) time.Duration {
@@ -224,15 +243,43 @@ func (p *Provider) reconcilePod(ctx context.Context, req reconcile.Request) (rec
 	}
 	if pod.Status.Phase == corev1.PodPending || pod.Status.Phase == "" {
 		patch := client.MergeFrom(pod.DeepCopy())
-		now := metav1.NewTime(p.opts.Clock.Now())
-		pod.Status.Phase = corev1.PodRunning
-		pod.Status.StartTime = &now
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		startPod(pod, node, metav1.NewTime(p.opts.Clock.Now()))
 		if err := c.Status().Patch(ctx, pod, patch); err != nil && !apierrors.IsNotFound(err) {
 			return reconcile.Result{}, fmt.Errorf("sim: starting pod %s: %w", req.NamespacedName, err)
 		}
 	}
 	return reconcile.Result{}, nil
+}
+
+// startPod writes the status a kubelet reports once a pod's containers run and pass their
+// readiness checks: phase Running, the Initialized, ContainersReady and Ready conditions, one
+// running, ready container status per container (so kubectl shows 1/1), and the Node's address as
+// host and pod IP. The disruption controller counts a pod healthy by its Ready condition.
+func startPod(pod *corev1.Pod, node *corev1.Node, now metav1.Time) {
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.StartTime = &now
+	for _, t := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		setPodCondition(pod, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	}
+	pod.Status.ContainerStatuses = nil
+	for _, ctr := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: ctr.Name, Image: ctr.Image, ImageID: "sim://" + ctr.Image, ContainerID: "sim://" + string(pod.UID) + "/" + ctr.Name,
+			Ready: true, Started: ptr.To(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		})
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			pod.Status.HostIP = a.Address
+			pod.Status.HostIPs = []corev1.HostIP{{IP: a.Address}}
+			// Pods share their Node's address: the sim has no pod network, nothing routes to them.
+			pod.Status.PodIP, pod.Status.PodIPs = a.Address, []corev1.PodIP{{IP: a.Address}}
+		}
+	}
+}
+
+func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
+	pod.Status.Conditions = replaceOrAppend(pod.Status.Conditions, c, func(x corev1.PodCondition) bool { return x.Type == c.Type })
 }
 
 // kubeletAnswers reports whether the Node's kubelet still posts status (Ready is not Unknown).

@@ -101,26 +101,54 @@ func instanceID(providerID string) (types.UID, bool) {
 	return types.UID(id), ok && id != ""
 }
 
-// renewLease creates or renews the Node's Lease in kube-node-lease.
-func (p *Provider) renewLease(ctx context.Context, c client.Client, node *corev1.Node) error {
-	now := metav1.NewMicroTime(p.opts.Clock.Now())
-	lease := &coordinationv1.Lease{}
-	key := types.NamespacedName{Namespace: corev1.NamespaceNodeLease, Name: node.Name}
-	err := c.Get(ctx, key, lease)
+// renewLease renews the Node's Lease in kube-node-lease, or creates it, when this provider has not
+// renewed it for most of a heartbeat interval. The renewal is a merge patch of renewTime alone,
+// sent without reading the Lease: it never conflicts, and a manager whose cache is scoped to one
+// namespace (--namespace) renews Leases it cannot see.
+func (p *Provider) renewLease(ctx context.Context, c client.Client, node *corev1.Node, now time.Time) error {
+	if last, ok := p.leaseRenewed(node.Name); ok && now.Sub(last) < p.opts.HeartbeatInterval*9/10 {
+		return nil // renewed recently (a requeue or a Node event lands early)
+	}
+	renew := metav1.NewMicroTime(now)
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: node.Name}}
+	patch := fmt.Appendf(nil, `{"spec":{"renewTime":%q}}`, renew.Format(metav1.RFC3339Micro))
+	err := c.Patch(ctx, lease, client.RawPatch(types.MergePatchType, patch))
 	if apierrors.IsNotFound(err) {
-		lease = &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node.Name), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now},
-		}
-		return client.IgnoreAlreadyExists(c.Create(ctx, lease))
+		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
+		lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node.Name), LeaseDurationSeconds: ptr.To[int32](leaseDurationSeconds), RenewTime: &renew}
+		err = client.IgnoreAlreadyExists(c.Create(ctx, lease))
 	}
 	if err != nil {
 		return err
 	}
-	lease.Spec.RenewTime = &now
-	return c.Update(ctx, lease)
+	p.setLeaseRenewed(node.Name, now)
+	return nil
 }
+
+func (p *Provider) leaseRenewed(node string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.leases[node]
+	return t, ok
+}
+
+func (p *Provider) forgetLease(node string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.leases, node)
+}
+
+func (p *Provider) setLeaseRenewed(node string, t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leases == nil {
+		p.leases = map[string]time.Time{}
+	}
+	p.leases[node] = t
+}
+
+// leaseDurationSeconds is a kubelet's default node lease duration.
+const leaseDurationSeconds = 40
 
 // heartbeatDue reports whether the Ready condition's heartbeat is older than interval.
 func heartbeatDue(cond *corev1.NodeCondition, now time.Time, interval time.Duration) bool {

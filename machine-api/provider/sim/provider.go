@@ -24,15 +24,33 @@ import (
 // ProviderIDPrefix starts every providerID of this provider.
 const ProviderIDPrefix = "sim:///"
 
+const (
+	// defaultHeartbeatInterval is a kubelet's Lease renewal interval (a quarter of its 40s lease).
+	defaultHeartbeatInterval = 10 * time.Second
+	// nodeStatusReportInterval is how often an unchanged Ready condition's heartbeat is renewed
+	// (a kubelet's nodeStatusReportFrequency).
+	nodeStatusReportInterval = 5 * time.Minute
+)
+
 // Options configure the simulated provider.
 type Options struct {
 	// BootDelay is how long after Create an instance's Node registers.
 	BootDelay time.Duration
 	// StateDir, when set, keeps one JSON file per instance there, so instances survive restarts.
 	StateDir string
-	// HeartbeatInterval is how often the simulated kubelet renews each Node's Ready condition and
-	// Lease. 0 means 40s; negative turns heartbeats off (the Ready condition still changes).
+	// HeartbeatInterval is how often the simulated kubelet renews each served Node's Lease in
+	// kube-node-lease, as a kubelet does every 10s so that the node lifecycle controller of
+	// kube-controller-manager (node-monitor-grace-period, 50s by default) keeps the Node Ready.
+	// The Ready condition's heartbeat is renewed every nodeStatusReportInterval, as a kubelet
+	// reports an unchanged status. 0 means 10s; negative turns both off (the Ready condition still
+	// changes): then run kube-controller-manager without its nodelifecycle controller, or it marks
+	// every Node unreachable.
 	HeartbeatInterval time.Duration
+	// LeaveConditionTaints stops the simulated kubelet from keeping the node.kubernetes.io/not-ready
+	// and unreachable NoSchedule taints in line with the Ready condition, which is the job of
+	// kube-controller-manager's node lifecycle controller: set it when that controller runs (make
+	// run, the fault matrix), so the taints are the real controller's.
+	LeaveConditionTaints bool
 	// CreateFailureRate is the fraction of Create calls that fail with a transient error.
 	CreateFailureRate float64
 	// CallFailureRate is the fraction of Exists, Update and Delete calls that fail transiently.
@@ -52,7 +70,8 @@ type Options struct {
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.BootDelay, "sim-boot-delay", 2*time.Second, "how long a simulated instance takes to register its Node")
 	fs.StringVar(&o.StateDir, "sim-state-dir", "", "folder keeping the simulated instances across restarts (empty: in memory)")
-	fs.DurationVar(&o.HeartbeatInterval, "sim-heartbeat-interval", 40*time.Second, "how often simulated kubelets renew Node status and Leases (negative: never)")
+	fs.DurationVar(&o.HeartbeatInterval, "sim-heartbeat-interval", defaultHeartbeatInterval, "how often simulated kubelets renew their Node's Lease (negative: no Lease or status heartbeats; then run kube-controller-manager without nodelifecycle)")
+	fs.BoolVar(&o.LeaveConditionTaints, "sim-leave-condition-taints", false, "leave the not-ready/unreachable NoSchedule taints to kube-controller-manager's node lifecycle controller (set it when that controller runs)")
 	fs.Float64Var(&o.CreateFailureRate, "sim-create-failure-rate", 0, "fraction of Create calls that fail with a transient error")
 	fs.Float64Var(&o.CallFailureRate, "sim-call-failure-rate", 0, "fraction of Exists, Update and Delete calls that fail with a transient error")
 	fs.Float64Var(&o.SlowCreateRate, "sim-slow-create-rate", 0, "fraction of Create calls that are slow")
@@ -67,6 +86,7 @@ type Provider struct {
 
 	mu     sync.Mutex
 	client client.Client
+	leases map[string]time.Time // when this provider last renewed each Node's Lease
 	rng    *rand.Rand
 	wake   chan struct{}
 }
@@ -79,7 +99,7 @@ func New(opts Options) (*Provider, error) {
 		opts.Clock = clock.RealClock{}
 	}
 	if opts.HeartbeatInterval == 0 {
-		opts.HeartbeatInterval = 40 * time.Second
+		opts.HeartbeatInterval = defaultHeartbeatInterval
 	}
 	if opts.KubeletVersion == "" {
 		opts.KubeletVersion = "v1.37.2"

@@ -55,9 +55,15 @@ func parseSpec(m *v1beta1.Machine) (ProviderSpec, error) {
 }
 
 // capacity is the MachineClass nodeTemplate's capacity when there is one, else the instance type's.
+// A nodeTemplate that names no pod capacity gets a kubelet's default of 110, or the scheduler would
+// place no pod on the Node.
 func capacity(class *v1beta1.MachineClass, spec ProviderSpec) corev1.ResourceList {
 	if class != nil && class.Spec.NodeTemplate != nil && len(class.Spec.NodeTemplate.Capacity) > 0 {
-		return class.Spec.NodeTemplate.Capacity.DeepCopy()
+		c := class.Spec.NodeTemplate.Capacity.DeepCopy()
+		if _, ok := c[corev1.ResourcePods]; !ok {
+			c[corev1.ResourcePods] = resource.MustParse("110")
+		}
+		return c
 	}
 	return instanceTypes[spec.InstanceType].DeepCopy()
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,8 +107,10 @@ func (r *Repo) Log(ctx context.Context, from, to, path string) ([]Commit, error)
 		if len(f) != 4 {
 			continue
 		}
-		var secs int64
-		fmt.Sscan(f[3], &secs)
+		secs, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("git log: commit %s has a commit time that is not a number: %w", f[0], err)
+		}
 		commits = append(commits, Commit{Hash: f[0], Subject: f[1], Author: f[2], Time: time.Unix(secs, 0).UTC()})
 	}
 	return commits, nil

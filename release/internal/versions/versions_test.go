@@ -52,7 +52,7 @@ func TestValidateRejects(t *testing.T) {
 		"module listed twice": {
 			"modules: [{name: a, version: v0.3.0, stability: beta}, {name: a, version: v0.3.0, stability: beta}]", "listed twice"},
 		"unknown field": {
-			"modules: [{name: a, version: v0.3.0, stability: beta, versoin: v1}]", "unknown field"},
+			"modules: [{name: a, version: v0.3.0, stability: beta, versoin: v1}]", "unknown field"}, //nolint:misspell // the misspelled key is what the case tests
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

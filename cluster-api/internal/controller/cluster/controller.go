@@ -23,8 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/reconcile/steps"
+	"machineapi.dev/machine-api/reconcile/write"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
+	"machineapi.dev/cluster-api/internal/index"
 	"machineapi.dev/cluster-api/internal/remotelink"
 	"machineapi.dev/cluster-api/provider"
 )
@@ -38,6 +41,9 @@ const (
 	// DefaultKubeconfigPollInterval is how often a kubeconfig Secret is read again.
 	DefaultKubeconfigPollInterval = time.Minute
 )
+
+// FieldOwner is the server-side apply field manager of the Cluster's status.
+const FieldOwner = "cluster-controller"
 
 // Reconciler is the Cluster controller.
 type Reconciler struct {
@@ -74,8 +80,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// SetupWithManager registers the member index, adds the remote linker registry to mgr, and
-// watches Clusters, their members and the linkers' reachability changes.
+// SetupWithManager adds the remote linker registry to mgr, and watches Clusters, their members
+// and the linkers' reachability changes. The field indexes of package index must be registered
+// first.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -85,9 +92,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	if r.RemoteLink.RestartDelay <= 0 {
 		r.RemoteLink.RestartDelay = remotelink.DefaultRestartDelay
-	}
-	if err := IndexMembers(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
 	}
 	r.notify = make(chan event.GenericEvent, notifyBuffer)
 	r.linkers = remotelink.New(mgr, r.RemoteLink, r.enqueue)
@@ -110,7 +114,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 // Clusters are left alone; deleting Clusters go through the delete pipeline; the others get the
 // finalizer, then their infrastructure, worker pools and remote Node linking. Status is written
 // once, at the end, from what the steps observed.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	c := &v1beta1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -123,23 +127,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ct
 		return ctrl.Result{}, nil
 	}
 	if c.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(c, v1beta1.ClusterFinalizer) {
-		return ctrl.Result{}, r.addFinalizer(ctx, c) // the update event brings the Cluster back
+		return write.RequeueOnConflict(ctrl.Result{}, r.addFinalizer(ctx, c)) // the update event brings the Cluster back
 	}
 	s := &scope{cluster: c, now: r.Clock.Now()}
 	defer func() {
-		retErr = errors.Join(retErr, r.writeStatus(ctx, s))
+		res, retErr = write.RequeueOnConflict(res, errors.Join(retErr, r.writeStatus(ctx, s)))
 	}()
 	if !c.DeletionTimestamp.IsZero() {
-		return runPipeline(ctx, s,
+		return steps.Pipeline(ctx, s,
 			r.observeRemote,
-			pipelineStep(r.observeMembers),
+			steps.Done(r.observeMembers),
 			r.deleteMembers,
 			r.stopRemoteLinker,
 			r.deleteInfrastructure,
 			r.removeFinalizer,
 		)
 	}
-	return runAll(ctx, s,
+	return steps.All(ctx, s,
 		r.reconcileInfrastructure,
 		r.reconcileWorkerPools,
 		r.linkRemoteNodes,
@@ -147,59 +151,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ct
 	)
 }
 
-// step is one independent part of reconciling a live Cluster.
-type step func(ctx context.Context, s *scope) (ctrl.Result, error)
-
-// runAll runs every step, in order, and combines their results: the soonest requeue wins, and
-// errors are joined. A terminal error is returned only when no step failed transiently, so a
-// transient failure is still retried.
-func runAll(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error) {
-	var res ctrl.Result
-	var transient, terminal []error
-	for _, st := range steps {
-		r, err := st(ctx, s)
-		switch {
-		case errors.Is(err, reconcile.TerminalError(nil)):
-			terminal = append(terminal, err)
-		case err != nil:
-			transient = append(transient, err)
-		case r.RequeueAfter > 0 && (res.RequeueAfter == 0 || r.RequeueAfter < res.RequeueAfter):
-			res = r
-		}
-	}
-	if len(transient) > 0 {
-		return ctrl.Result{}, errors.Join(transient...)
-	}
-	if len(terminal) > 0 {
-		return ctrl.Result{}, errors.Join(terminal...)
-	}
-	return res, nil
-}
-
-// pipeStep is one stage of deletion. It returns done=false to stop the stages after it (they
-// wait for this one), with the result to requeue with.
-type pipeStep func(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error)
-
-// runPipeline runs steps in order until one is not done or fails.
-func runPipeline(ctx context.Context, s *scope, steps ...pipeStep) (ctrl.Result, error) {
-	for _, st := range steps {
-		res, done, err := st(ctx, s)
-		if err != nil || !done {
-			return res, err
-		}
-	}
-	return ctrl.Result{}, nil
-}
-
-// pipelineStep turns a step that never waits into a pipeline stage.
-func pipelineStep(st step) pipeStep {
-	return func(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
-		res, err := st(ctx, s)
-		return res, err == nil, err
-	}
-}
-
-// writeStatus writes the status computed from s with one patch, or nothing if it did not change.
+// writeStatus writes the status computed from s with one server-side apply of the whole status
+// (the Cluster controller owns all of it), or nothing if it did not change. The write cannot
+// conflict but on a Cluster re-created under the same name (see package write).
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if s.finalizerRemoved {
 		return nil
@@ -208,22 +162,18 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(status, s.cluster.Status) {
 		return nil
 	}
-	before := s.cluster.DeepCopy()
-	updated := s.cluster.DeepCopy()
-	updated.Status = status
-	err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case err == nil:
-		r.emitTransitionEvents(before, updated)
-		return nil
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		// The Cluster changed since it was read; that change's event brings it back.
-		return nil
-	default:
+	ac, err := statusApply(s.cluster, status)
+	if err != nil {
+		return err
+	}
+	updated, err := write.Status(ctx, r.Client, nil, s.cluster, ac, FieldOwner, &v1beta1.Cluster{})
+	if err != nil {
 		return fmt.Errorf("writing the status of cluster %s: %w", client.ObjectKeyFromObject(s.cluster), err)
 	}
+	if updated != nil {
+		r.emitTransitionEvents(s.cluster, updated)
+	}
+	return nil
 }
 
 func (r *Reconciler) addFinalizer(ctx context.Context, c *v1beta1.Cluster) error {
@@ -250,7 +200,7 @@ func (r *Reconciler) enqueue(key types.NamespacedName) {
 
 // clusterOfMember maps a MachineDeployment, MachineSet or Machine event to its Cluster.
 func clusterOfMember(_ context.Context, o client.Object) []reconcile.Request {
-	names := clusterNameOf(o)
+	names := index.ClusterName(o)
 	if len(names) == 0 {
 		return nil
 	}

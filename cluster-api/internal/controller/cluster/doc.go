@@ -5,9 +5,10 @@
 //
 // # Live path
 //
-// finalizer → three independent steps whose results combine (soonest requeue wins, transient
-// errors win over a terminal one): infrastructure (provider Reconcile: ready, waiting with
-// RequeueAfter, InvalidConfiguration → phase Failed and a TerminalError, or a transient error) →
+// finalizer → independent steps, every one run whatever the others returned (steps.All of
+// machineapi.dev/machine-api/reconcile/steps: the soonest requeue wins, transient errors win over a
+// terminal one): infrastructure (provider Reconcile: ready, waiting with RequeueAfter,
+// InvalidConfiguration → phase Failed and a TerminalError, or a transient error) →
 // worker pools (once the infrastructure is or was ready: one MachineDeployment <cluster>-<pool>
 // each, created, updated, deleted when the pool leaves the spec) → remote Nodes (one nodelink
 // linker per Cluster with spec.kubeconfigSecretRef, see package remotelink) → the members are
@@ -16,9 +17,9 @@
 // # Membership
 //
 // A MachineDeployment, MachineSet or Machine belongs to a Cluster through the cluster-name label
-// in the Cluster's namespace (field index IndexClusterName). The pools' MachineDeployments are
-// also controlled by the Cluster (owner reference): only those are updated or deleted by pool
-// changes; one with a pool's name that the Cluster does not control is reported
+// in the Cluster's namespace (field index index.MemberByClusterName, package internal/index). The
+// pools' MachineDeployments are also controlled by the Cluster (owner reference): only those are
+// updated or deleted by pool changes; one with a pool's name that the Cluster does not control is reported
 // (WorkerPoolsReady=False, MachineDeploymentConflict), never taken over.
 //
 // # Who owns a pool's replicas
@@ -33,17 +34,21 @@
 //
 // # Delete path
 //
-// An ordered pipeline that stops at the first step still waiting; the Deleting condition's reason
-// names that step: DeletingMachines (delete every member MachineDeployment, MachineSet and Machine
-// — never another Cluster's — and wait until all are gone; each Machine is drained and its
-// instance deleted by the machine controller) → the remote linker is stopped →
+// An ordered pipeline (steps.Pipeline) that stops at the first step still waiting, requeued at
+// the soonest time any step that ran asked for; the Deleting condition's reason names that step:
+// DeletingMachines (delete every member MachineDeployment, MachineSet and Machine — never another
+// Cluster's — and wait until all are gone; each Machine is drained and its instance deleted by the
+// machine controller) → the remote linker is stopped →
 // DeletingInfrastructure (provider Delete until it reports the infrastructure gone) →
 // RemovingFinalizer. Nothing relies on garbage collection.
 //
 // # Status
 //
-// Computed from what a reconcile observed (status.go, pure functions) and written once per
-// reconcile by one merge patch with optimistic locking, and not at all when unchanged: phase,
+// Computed from what a reconcile observed (status.go, pure functions; conditions set with
+// conditions.Set at the reconcile's time) and written once per reconcile by one server-side apply
+// of the whole status under the field manager FieldOwner (write.Status of
+// machineapi.dev/machine-api/reconcile/write, through the apply configurations in
+// cluster-api/applyconfiguration), and not at all when unchanged: phase,
 // desiredMachines/machines/readyMachines (see countMachines), observedGeneration, and the
 // conditions InfrastructureReady, WorkerPoolsReady, MachinesReady, WorkloadAPIReachable (only with
 // a kubeconfigSecretRef) and Deleting (only while deleting). An unreachable workload API server
@@ -57,7 +62,10 @@
 // Events drive most work (the Cluster, its members, the linkers' reachability changes). Timed
 // requeues: memberPoll while deletion waits for machines, the provider's RequeueAfter,
 // KubeconfigPollInterval while a Cluster has a kubeconfig (the Secret is read, never watched),
-// linkerStartRetry before the linker registry has started.
+// linkerStartRetry before the linker registry has started. A conflict (a finalizer or pool
+// MachineDeployment patch guarded by a resourceVersion the cache had not caught up with, a status
+// applied to a Cluster re-created under the same name) is requeued after write.ConflictRetry,
+// without an error.
 //
 // Start reading at Reconcile in controller.go; infrastructure.go, pools.go (render.go: pure),
 // remote.go and delete.go hold the steps, status.go the status.

@@ -9,35 +9,14 @@ import (
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
 
-	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
+	"machineapi.dev/cluster-api/internal/index"
 )
-
-// IndexClusterName indexes MachineDeployments, MachineSets and Machines by the value of their
-// cluster-name label, so a Cluster finds its members without listing its namespace.
-const IndexClusterName = "metadata.labels." + v1beta1.ClusterNameLabel
-
-// IndexMembers registers IndexClusterName on the three member kinds.
-func IndexMembers(ctx context.Context, indexer client.FieldIndexer) error {
-	for _, obj := range []client.Object{&machinev1.MachineDeployment{}, &machinev1.MachineSet{}, &machinev1.Machine{}} {
-		if err := indexer.IndexField(ctx, obj, IndexClusterName, clusterNameOf); err != nil {
-			return fmt.Errorf("indexing %T by cluster name: %w", obj, err)
-		}
-	}
-	return nil
-}
-
-func clusterNameOf(o client.Object) []string {
-	if name := o.GetLabels()[v1beta1.ClusterNameLabel]; name != "" {
-		return []string{name}
-	}
-	return nil
-}
 
 // observeMembers lists the Cluster's MachineDeployments, MachineSets and Machines, for the counts
 // and for deletion.
 func (r *Reconciler) observeMembers(ctx context.Context, s *scope) (ctrl.Result, error) {
 	m := &members{}
-	opts := []client.ListOption{client.InNamespace(s.cluster.Namespace), client.MatchingFields{IndexClusterName: s.cluster.Name}}
+	opts := []client.ListOption{client.InNamespace(s.cluster.Namespace), client.MatchingFields{index.MemberByClusterName: s.cluster.Name}}
 	mds := &machinev1.MachineDeploymentList{}
 	if err := r.Client.List(ctx, mds, opts...); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing the MachineDeployments of cluster %s: %w", s.cluster.Name, err)

@@ -15,6 +15,7 @@ import (
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
+	"machineapi.dev/cluster-api/internal/index"
 )
 
 // reconcileWorkerPools gives every worker pool its MachineDeployment — created, or updated where
@@ -115,7 +116,7 @@ func (r *Reconciler) explainExisting(ctx context.Context, s *scope, want *machin
 // ownedDeployments returns the Cluster's member MachineDeployments that it controls, by name.
 func (r *Reconciler) ownedDeployments(ctx context.Context, c *v1beta1.Cluster) (map[string]*machinev1.MachineDeployment, error) {
 	list := &machinev1.MachineDeploymentList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingFields{IndexClusterName: c.Name}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingFields{index.MemberByClusterName: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing the MachineDeployments of cluster %s: %w", c.Name, err)
 	}
 	owned := map[string]*machinev1.MachineDeployment{}

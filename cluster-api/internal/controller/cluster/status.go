@@ -11,8 +11,11 @@ import (
 	"machineapi.dev/nodelink"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/reconcile/conditions"
+	"machineapi.dev/machine-api/reconcile/write"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
+	clusterac "machineapi.dev/cluster-api/applyconfiguration/api/v1beta1"
 )
 
 // computeStatus returns the Cluster's status from what the reconcile observed in s. It makes no
@@ -119,7 +122,7 @@ func setInfrastructureReady(st *v1beta1.ClusterStatus, s *scope, gen int64) {
 	default:
 		c.Reason, c.Message = ReasonProvisioning, in.waiting
 	}
-	setCondition(st, c, s.now)
+	conditions.Set(&st.Conditions, c, s.now)
 }
 
 func setWorkerPoolsReady(st *v1beta1.ClusterStatus, s *scope, gen int64) {
@@ -137,7 +140,7 @@ func setWorkerPoolsReady(st *v1beta1.ClusterStatus, s *scope, gen int64) {
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonPoolsReconciled
 		c.Message = fmt.Sprintf("%d worker pool(s) have their MachineDeployment", p.rendered)
 	}
-	setCondition(st, c, s.now)
+	conditions.Set(&st.Conditions, c, s.now)
 }
 
 func setMachinesReady(st *v1beta1.ClusterStatus, now time.Time, gen int64) {
@@ -147,7 +150,7 @@ func setMachinesReady(st *v1beta1.ClusterStatus, now time.Time, gen int64) {
 	if st.ReadyMachines >= st.DesiredMachines {
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonMachinesReady
 	}
-	setCondition(st, c, now)
+	conditions.Set(&st.Conditions, c, now)
 }
 
 // setWorkloadAPIReachable reports the remote linker's view. The condition exists only while the
@@ -184,7 +187,7 @@ func setWorkloadAPIReachable(st *v1beta1.ClusterStatus, s *scope, gen int64) {
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonReachable, fmt.Sprintf("the workload API server %s answers; its Nodes are linked to the cluster's Machines", r.host)
 	}
-	setCondition(st, c, s.now)
+	conditions.Set(&st.Conditions, c, s.now)
 }
 
 func setDeleting(st *v1beta1.ClusterStatus, s *scope, gen int64) {
@@ -195,13 +198,17 @@ func setDeleting(st *v1beta1.ClusterStatus, s *scope, gen int64) {
 		meta.RemoveStatusCondition(&st.Conditions, v1beta1.DeletingCondition)
 		return
 	}
-	setCondition(st, metav1.Condition{Type: v1beta1.DeletingCondition, Status: metav1.ConditionTrue,
+	conditions.Set(&st.Conditions, metav1.Condition{Type: v1beta1.DeletingCondition, Status: metav1.ConditionTrue,
 		ObservedGeneration: gen, Reason: s.deletion.reason, Message: s.deletion.message}, s.now)
 }
 
-// setCondition records c with the reconcile's time as its transition time; meta.SetStatusCondition
-// keeps the earlier transition time when the status did not change.
-func setCondition(st *v1beta1.ClusterStatus, c metav1.Condition, now time.Time) {
-	c.LastTransitionTime = metav1.NewTime(now)
-	meta.SetStatusCondition(&st.Conditions, c)
+// statusApply returns the server-side apply configuration of st, the whole status of c (the
+// Cluster controller owns all of it). The UID makes the write fail rather than land on a Cluster
+// re-created under the same name.
+func statusApply(c *v1beta1.Cluster, st v1beta1.ClusterStatus) (*clusterac.ClusterApplyConfiguration, error) {
+	ac, err := write.WholeStatus[clusterac.ClusterStatusApplyConfiguration](st)
+	if err != nil {
+		return nil, err
+	}
+	return clusterac.Cluster(c.Name, c.Namespace).WithUID(c.UID).WithStatus(ac), nil
 }

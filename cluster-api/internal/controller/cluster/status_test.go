@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -251,5 +253,39 @@ func TestComputeStatus(t *testing.T) {
 				t.Errorf("computing the status again from its own output changed it: %+v", st2)
 			}
 		})
+	}
+}
+
+// The status is written by server-side apply of what statusApply sends: a field it leaves out
+// would never reach the Cluster (and one the controller wrote before would be removed).
+func TestStatusApplySendsTheWholeStatus(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC))
+	st := v1beta1.ClusterStatus{
+		Phase:           v1beta1.ClusterPhaseProvisioned,
+		DesiredMachines: 3, Machines: 4, ReadyMachines: 2,
+		Conditions: []metav1.Condition{
+			{Type: v1beta1.InfrastructureReadyCondition, Status: metav1.ConditionTrue, Reason: ReasonInfrastructureProvisioned, Message: "ready", ObservedGeneration: 7, LastTransitionTime: at},
+			{Type: v1beta1.MachinesReadyCondition, Status: metav1.ConditionFalse, Reason: ReasonWaitingForMachine, Message: "2 of 3", ObservedGeneration: 7, LastTransitionTime: at},
+		},
+		ObservedGeneration: 7,
+	}
+	c := &v1beta1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "prod", UID: "uid-1"}}
+	ac, err := statusApply(c, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *ac.Name != "prod" || *ac.Namespace != "ns" || *ac.UID != "uid-1" {
+		t.Errorf("apply targets %s/%s uid %s, want ns/prod uid-1 (the UID keeps it off a re-created Cluster)", *ac.Namespace, *ac.Name, *ac.UID)
+	}
+	data, err := json.Marshal(ac.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent v1beta1.ClusterStatus
+	if err := json.Unmarshal(data, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(sent, st) {
+		t.Errorf("statusApply sends\n%+v\nwant the whole status\n%+v", sent, st)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,8 +22,11 @@ import (
 	"machineapi.dev/drain"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/reconcile/steps"
+	"machineapi.dev/machine-api/reconcile/write"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
+	"machineapi.dev/cluster-api/internal/index"
 )
 
 // Requeue intervals and defaults.
@@ -70,11 +74,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// IndexRemoteCluster indexes the Machines whose Node lives in a workload cluster by the name of
-// their Cluster, so a Cluster's change reaches its deleting Machines without a list-and-loop.
-const IndexRemoteCluster = "remotedrain.cluster.machineapi.dev/cluster-name"
-
-// SetupWithManager registers IndexRemoteCluster and watches remote Machines and their Clusters.
+// SetupWithManager watches remote Machines and their Clusters. The field indexes of package index
+// must be registered first.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -92,13 +93,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		r.WorkloadBurst = DefaultWorkloadBurst
 	}
 	r.clientsets = newClientsets()
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &machinev1.Machine{}, IndexRemoteCluster, remoteClusterOf); err != nil {
-		return fmt.Errorf("indexing remote Machines by cluster name: %w", err)
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("remotedrain").
 		For(&machinev1.Machine{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return isRemote(o.GetLabels())
+			return v1beta1.HasRemoteNode(o.GetLabels())
 		}))).
 		Watches(&v1beta1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.deletingMachinesOf)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
@@ -107,45 +105,32 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 
 // Reconcile holds a live remote Machine with the drain hook, and for a deleting one drains its
 // workload Node, or lets it go, and removes the hook. The condition is written once, at the end.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	m := &machinev1.Machine{}
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !isRemote(m.Labels) || machinev1.IsPaused(m.Annotations) {
+	if !v1beta1.HasRemoteNode(m.Labels) || machinev1.IsPaused(m.Annotations) {
 		return ctrl.Result{}, nil
 	}
 	if m.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.hold(ctx, m)
+		return write.RequeueOnConflict(ctrl.Result{}, r.hold(ctx, m))
 	}
 	if !hasHook(m) {
 		return ctrl.Result{}, nil // released already, by us or by hand
 	}
 	s := &scope{machine: m, now: r.Clock.Now()}
 	defer func() {
-		retErr = errors.Join(retErr, r.report(ctx, s))
+		res, retErr = write.RequeueOnConflict(res, errors.Join(retErr, r.report(ctx, s)))
 	}()
-	return runPipeline(ctx, s,
+	return steps.Pipeline(ctx, s,
 		r.observeCluster,
+		r.decide,
+		r.waitForOtherHooks,
 		r.releaseIfNothingToDrain,
 		r.releaseIfTimedOut,
 		r.drainWorkloadNode,
 	)
-}
-
-// step is one stage of the drain pipeline. It returns done=false to stop the stages after it
-// (it released the hook, or waits), with the result to requeue with.
-type step func(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error)
-
-// runPipeline runs steps in order until one is not done or fails.
-func runPipeline(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error) {
-	for _, st := range steps {
-		res, done, err := st(ctx, s)
-		if err != nil || !done {
-			return res, err
-		}
-	}
-	return ctrl.Result{}, nil
 }
 
 // observeCluster reads the Machine's Cluster; s.cluster stays nil when it is gone.
@@ -167,24 +152,40 @@ func (r *Reconciler) observeCluster(ctx context.Context, s *scope) (ctrl.Result,
 	return ctrl.Result{}, true, nil
 }
 
-// releaseIfNothingToDrain removes the hook at once when there is no Node to drain, draining is
-// excluded, or the whole workload cluster goes away.
-func (r *Reconciler) releaseIfNothingToDrain(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
-	reason, msg := nothingToDrain(s.machine, s.cluster)
-	if reason == "" {
+// decide asks the drain policy what to do with the Machine's drain (decide.go).
+func (r *Reconciler) decide(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+	s.policy = decide(s.machine, s.cluster, s.now)
+	return ctrl.Result{}, true, nil
+}
+
+// waitForOtherHooks holds the drain while preDrain hooks other than this controller's remain, as
+// machine-manager's delete pipeline does before draining a Node of its own. Their owners' removal
+// of a hook brings the Machine back, so there is no timed requeue.
+func (r *Reconciler) waitForOtherHooks(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+	if s.policy.decision.Action != drain.NodeWait {
 		return ctrl.Result{}, true, nil
 	}
-	return r.release(ctx, s, eventNormal, reason, msg)
+	s.outcome = &outcome{waiting: true, eventType: eventNormal, reason: ReasonWaitingForPreDrainHooks,
+		message: "waiting for the other preDrain hooks to be removed by their owners before draining: " + strings.Join(s.policy.request.HeldBy, ", ")}
+	return ctrl.Result{}, false, nil
+}
+
+// releaseIfNothingToDrain removes the hook when there is no Node to drain, draining is excluded,
+// or the whole workload cluster goes away.
+func (r *Reconciler) releaseIfNothingToDrain(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	if s.policy.decision.Action != drain.NodeSkip {
+		return ctrl.Result{}, true, nil
+	}
+	return r.release(ctx, s, eventNormal, s.policy.skipReason, s.policy.request.Skip)
 }
 
 // releaseIfTimedOut removes the hook once spec.deletion.nodeDrainTimeoutSeconds has passed since
-// the Machine's deletion began.
+// draining began.
 func (r *Reconciler) releaseIfTimedOut(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
-	timeout, deadline, ok := drainDeadline(s.machine)
-	if !ok || s.now.Before(deadline) {
+	if s.policy.decision.Action != drain.NodeGiveUp {
 		return ctrl.Result{}, true, nil
 	}
-	msg := fmt.Sprintf("draining Node %s of the workload cluster gave up after nodeDrainTimeoutSeconds (%s); deletion goes on", s.machine.Status.NodeRef.Name, timeout)
+	msg := fmt.Sprintf("draining Node %s of the workload cluster gave up after nodeDrainTimeoutSeconds (%s); deletion goes on", s.machine.Status.NodeRef.Name, s.policy.request.Timeout)
 	return r.release(ctx, s, eventWarning, ReasonDrainTimeout, msg)
 }
 
@@ -192,7 +193,7 @@ func (r *Reconciler) releaseIfTimedOut(ctx context.Context, s *scope) (ctrl.Resu
 // only ones whose reconcile depends on the Cluster.
 func (r *Reconciler) deletingMachinesOf(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &machinev1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexRemoteCluster: o.GetName()}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.RemoteMachineByCluster: o.GetName()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing the remote machines of a cluster", "cluster", client.ObjectKeyFromObject(o))
 		return nil
 	}
@@ -203,12 +204,4 @@ func (r *Reconciler) deletingMachinesOf(ctx context.Context, o client.Object) []
 		}
 	}
 	return reqs
-}
-
-// remoteClusterOf is the IndexRemoteCluster value of a Machine.
-func remoteClusterOf(o client.Object) []string {
-	if !isRemote(o.GetLabels()) {
-		return nil
-	}
-	return []string{o.GetLabels()[v1beta1.ClusterNameLabel]}
 }

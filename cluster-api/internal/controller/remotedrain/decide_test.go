@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"machineapi.dev/drain"
+
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
@@ -37,6 +39,19 @@ func hooked(m *machinev1.Machine) {
 func timeout(s int32) func(*machinev1.Machine) {
 	return func(m *machinev1.Machine) {
 		m.Spec.Deletion = &machinev1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptr.To(s)}
+	}
+}
+func otherHook(m *machinev1.Machine) {
+	m.Spec.LifecycleHooks.PreDrain = append(m.Spec.LifecycleHooks.PreDrain, machinev1.LifecycleHook{Name: "backup", Owner: "someone"})
+}
+
+// drainCondition sets the WorkloadNodeDrained condition this controller writes, with its
+// transition time.
+func drainCondition(status metav1.ConditionStatus, since time.Time) func(*machinev1.Machine) {
+	return func(m *machinev1.Machine) {
+		m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{
+			Type: v1beta1.WorkloadNodeDrainedCondition, Status: status, Reason: ReasonDraining, LastTransitionTime: metav1.NewTime(since),
+		})
 	}
 }
 func annotated(k string) func(*machinev1.Machine) {
@@ -72,70 +87,108 @@ func TestNeedsHold(t *testing.T) {
 	}
 }
 
-func TestNothingToDrain(t *testing.T) {
+func TestDecide(t *testing.T) {
 	live := &v1beta1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
 	goingAway := live.DeepCopy()
 	goingAway.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+	now := t0.Add(time.Hour) // an hour after the deletion
 	tests := map[string]struct {
 		m        *machinev1.Machine
 		cluster  *v1beta1.Cluster
+		want     drain.NodeDecision
 		reason   string
 		contains string
 	}{
-		"a Machine with a Node of a live Cluster is drained": {machine(deleting, hooked), live, "", ""},
-		"exclude-node-draining lets it go": {machine(deleting, hooked, annotated(machinev1.ExcludeNodeDrainingAnnotation)), live,
-			ReasonDrainExcluded, machinev1.ExcludeNodeDrainingAnnotation},
-		"no Node, nothing to drain": {machine(deleting, hooked, func(m *machinev1.Machine) { m.Status.NodeRef = nil }), live,
-			ReasonNoNode, "no Node"},
-		"the Cluster is being deleted: the whole workload cluster goes": {machine(deleting, hooked), goingAway,
-			ReasonClusterDeleting, "Cluster c is being deleted"},
-		"the Cluster is gone": {machine(deleting, hooked), nil, ReasonClusterNotFound, "Cluster c is gone"},
+		"a Machine with a Node of a live Cluster is drained, starting now": {
+			m: machine(deleting, hooked), cluster: live,
+			want: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: now, Started: true},
+		},
+		"exclude-node-draining lets it go": {
+			m: machine(deleting, hooked, annotated(machinev1.ExcludeNodeDrainingAnnotation)), cluster: live,
+			want: drain.NodeDecision{Action: drain.NodeSkip}, reason: ReasonDrainExcluded, contains: machinev1.ExcludeNodeDrainingAnnotation,
+		},
+		"no Node, nothing to drain": {
+			m: machine(deleting, hooked, func(m *machinev1.Machine) { m.Status.NodeRef = nil }), cluster: live,
+			want: drain.NodeDecision{Action: drain.NodeSkip}, reason: ReasonNoNode, contains: "no Node",
+		},
+		"the Cluster is being deleted: the whole workload cluster goes": {
+			m: machine(deleting, hooked), cluster: goingAway,
+			want: drain.NodeDecision{Action: drain.NodeSkip}, reason: ReasonClusterDeleting, contains: "Cluster c is being deleted",
+		},
+		"the Cluster is gone": {
+			m: machine(deleting, hooked), cluster: nil,
+			want: drain.NodeDecision{Action: drain.NodeSkip}, reason: ReasonClusterNotFound, contains: "Cluster c is gone",
+		},
+		"another preDrain hook holds the drain, before anything else": {
+			m: machine(deleting, hooked, otherHook, timeout(60)), cluster: goingAway,
+			want: drain.NodeDecision{Action: drain.NodeWait},
+		},
+		"waiting for other hooks (Unknown) is not draining: it starts once they are gone": {
+			m: machine(deleting, hooked, timeout(60), drainCondition(metav1.ConditionUnknown, t0)), cluster: live,
+			want: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: now, Started: true, Deadline: now.Add(time.Minute)},
+		},
+		"nodeDrainTimeoutSeconds counts from the start of draining, not from the deletion": {
+			m: machine(deleting, hooked, timeout(60), drainCondition(metav1.ConditionFalse, now.Add(-30*time.Second))), cluster: live,
+			want: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: now.Add(-30 * time.Second), Deadline: now.Add(30 * time.Second)},
+		},
+		"it gives up once that long has passed since draining began": {
+			m: machine(deleting, hooked, timeout(60), drainCondition(metav1.ConditionFalse, now.Add(-time.Minute))), cluster: live,
+			want: drain.NodeDecision{Action: drain.NodeGiveUp, StartedAt: now.Add(-time.Minute), Deadline: now},
+		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			reason, msg := nothingToDrain(tt.m, tt.cluster)
-			if reason != tt.reason || !strings.Contains(msg, tt.contains) {
-				t.Errorf("nothingToDrain = %q, %q; want %q and a message containing %q", reason, msg, tt.reason, tt.contains)
+			p := decide(tt.m, tt.cluster, now)
+			if p.decision != tt.want {
+				t.Errorf("decision = %+v, want %+v", p.decision, tt.want)
+			}
+			if tt.want.Action == drain.NodeSkip && (p.skipReason != tt.reason || !strings.Contains(p.request.Skip, tt.contains)) {
+				t.Errorf("skip = %q, %q; want %q and a message containing %q", p.skipReason, p.request.Skip, tt.reason, tt.contains)
 			}
 		})
 	}
 }
 
 func TestDrainDeadline(t *testing.T) {
+	deadline := t0.Add(time.Minute)
 	tests := map[string]struct {
-		m        *machinev1.Machine
-		now      time.Time
-		ok       bool
-		timedOut bool
-		requeue  time.Duration
-		letGo    string
+		d       drain.NodeDecision
+		now     time.Time
+		next    time.Time // the step's Result.NextDeletion
+		requeue time.Duration
+		letGo   string
 	}{
-		"no timeout: waits, and says how to let the Machine go": {
-			m: machine(deleting, hooked), now: t0.Add(time.Hour), requeue: drainPoll, letGo: "annotate it " + machinev1.ExcludeNodeDrainingAnnotation,
+		"no deadline: polls, and says how to let the Machine go": {
+			d: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: t0}, now: t0.Add(time.Hour), requeue: drainPoll,
+			letGo: "annotate it " + machinev1.ExcludeNodeDrainingAnnotation + " or remove its preDrain hook " + v1beta1.DrainHookName,
 		},
-		"timeout 0 means no timeout": {
-			m: machine(deleting, hooked, timeout(0)), now: t0.Add(time.Hour), requeue: drainPoll, letGo: "remove its preDrain hook " + v1beta1.DrainHookName,
-		},
-		"before the deadline: waits, polling": {
-			m: machine(deleting, hooked, timeout(60)), now: t0.Add(10 * time.Second), ok: true, requeue: drainPoll, letGo: "gives up at 2030-01-02T03:05:05Z",
+		"before the deadline: polls, and names it": {
+			d: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: t0, Deadline: deadline}, now: t0.Add(10 * time.Second), requeue: drainPoll,
+			letGo: "gives up at 2030-01-02T03:05:05Z",
 		},
 		"close to the deadline: comes back at it": {
-			m: machine(deleting, hooked, timeout(60)), now: t0.Add(58 * time.Second), ok: true, requeue: 2 * time.Second, letGo: "gives up at",
+			d: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: t0, Deadline: deadline}, now: t0.Add(58 * time.Second), requeue: 2 * time.Second,
+			letGo: "gives up at",
 		},
-		"at the deadline: timed out": {
-			m: machine(deleting, hooked, timeout(60)), now: t0.Add(60 * time.Second), ok: true, timedOut: true, requeue: time.Second, letGo: "gives up at",
+		"at the deadline: comes back a second later at the latest": {
+			d: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: t0, Deadline: deadline}, now: deadline, requeue: time.Second,
+			letGo: "gives up at",
+		},
+		"a pod to be deleted (drainDeadlineSeconds) before the next poll: comes back when it is": {
+			d: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: t0}, now: t0, next: t0.Add(3 * time.Second), requeue: 3 * time.Second,
+			letGo: "annotate it",
+		},
+		"a pod to be deleted after the next poll: polls": {
+			d: drain.NodeDecision{Action: drain.NodeDrain, StartedAt: t0}, now: t0, next: t0.Add(time.Minute), requeue: drainPoll,
+			letGo: "annotate it",
 		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, deadline, ok := drainDeadline(tt.m)
-			if ok != tt.ok || (ok && !tt.now.Before(deadline)) != tt.timedOut {
-				t.Errorf("drainDeadline = %v, %v; want ok=%v timedOut=%v", deadline, ok, tt.ok, tt.timedOut)
+			if got := nextStep(tt.d, tt.next, tt.now); got != tt.requeue {
+				t.Errorf("nextStep = %s, want %s", got, tt.requeue)
 			}
-			if got := waitRequeue(tt.m, tt.now); got != tt.requeue {
-				t.Errorf("waitRequeue = %s, want %s", got, tt.requeue)
-			}
-			if got := letGo(tt.m); !strings.Contains(got, tt.letGo) {
+			if got := letGo(tt.d); !strings.Contains(got, tt.letGo) {
 				t.Errorf("letGo = %q, want it to contain %q", got, tt.letGo)
 			}
 		})

@@ -15,24 +15,38 @@ import (
 
 	"machineapi.dev/drain"
 
+	"machineapi.dev/machine-api/machinedrain"
+
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
 	"machineapi.dev/cluster-api/internal/kubeconfig"
 )
 
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedrainrules,verbs=get;list;watch
+
 // drainWorkloadNode runs one drain step on the Machine's Node in the workload cluster and
-// releases the hook once the Node is drained or gone; otherwise it waits.
+// releases the hook once the Node is drained or gone; otherwise it waits. The step applies the
+// MachineDrainRules of the Machine's namespace (in the management cluster) that select it, and
+// its pod deadline (drainDeadlineSeconds), as machine-manager's drain does; a step that deletes
+// pods instead of evicting them says so in a Warning event naming each pod. Every outcome but a
+// release is reported False, so the condition records when draining began even when the first
+// step fails.
 func (r *Reconciler) drainWorkloadNode(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	m := s.machine
 	node := m.Status.NodeRef.Name
-	wait := func(reason, msg string) (ctrl.Result, bool, error) {
-		s.outcome = &outcome{eventType: eventNormal, reason: reason, message: msg + "; " + letGo(m)}
+	decision := s.policy.decision
+	record := func(reason, msg string) {
+		s.outcome = &outcome{eventType: eventNormal, reason: reason, message: msg + "; " + letGo(decision)}
 		if reason != ReasonDraining {
 			s.outcome.eventType = eventWarning
 		}
-		return ctrl.Result{RequeueAfter: waitRequeue(m, s.now)}, false, nil
+	}
+	wait := func(reason, msg string) (ctrl.Result, bool, error) {
+		record(reason, msg)
+		return ctrl.Result{RequeueAfter: waitRequeue(decision, s.now)}, false, nil
 	}
 	wc, problem, err := r.clientsets.get(ctx, r.APIReader, s.cluster, r.WorkloadQPS, r.WorkloadBurst)
 	if err != nil {
+		record(ReasonDrainFailed, fmt.Sprintf("cannot drain Node %s yet, retrying: %v", node, err))
 		return ctrl.Result{}, false, err
 	}
 	if problem != "" {
@@ -40,18 +54,29 @@ func (r *Reconciler) drainWorkloadNode(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	d, err := drain.New(wc.clientset, r.Drain)
 	if err != nil {
-		return ctrl.Result{}, false, reconcile.TerminalError(fmt.Errorf("the cluster-manager's drain options are invalid: %w", err))
+		err = fmt.Errorf("the cluster-manager's drain options are invalid: %w", err)
+		record(ReasonDrainFailed, fmt.Sprintf("cannot drain Node %s: %v", node, err))
+		return ctrl.Result{}, false, reconcile.TerminalError(err)
 	}
-	res, err := d.Drain(ctx, node, m.DeletionTimestamp.Time)
+	rules, err := machinedrain.ReadRules(ctx, r.Client, m)
+	if err != nil {
+		// A rule left out could evict pods it protects: wait until it is fixed.
+		return wait(ReasonInvalidDrainRule, fmt.Sprintf("cannot drain Node %s: %v; fix or delete the rule", node, err))
+	}
+	res, err := d.Drain(ctx, node, decision.Step(rules))
+	if err == nil && len(res.Deleted) > 0 {
+		r.Recorder.Eventf(m, nil, eventWarning, EventPodsDeleted, eventAction, "%s", res.DeletionSummary())
+	}
 	switch {
 	case errors.Is(err, drain.ErrNodeNotFound):
 		return r.release(ctx, s, eventNormal, ReasonNodeNotFound, fmt.Sprintf("draining skipped: Node %s no longer exists in the workload cluster (%s)", node, wc.host))
 	case err != nil:
 		return wait(ReasonDrainFailed, fmt.Sprintf("draining Node %s in the workload cluster (%s) failed, retrying every %s: %v", node, wc.host, drainPoll, err))
 	case !res.Done:
-		return wait(ReasonDraining, fmt.Sprintf("workload cluster %s: %s", wc.host, stableSummary(res)))
+		record(ReasonDraining, fmt.Sprintf("workload cluster %s: %s", wc.host, stableSummary(res)))
+		return ctrl.Result{RequeueAfter: nextStep(decision, res.NextDeletion, s.now)}, false, nil
 	}
-	took := s.now.Sub(m.DeletionTimestamp.Time).Round(time.Second)
+	took := s.now.Sub(decision.StartedAt).Round(time.Second)
 	return r.release(ctx, s, eventNormal, ReasonDrained, fmt.Sprintf("drained Node %s of the workload cluster (%s) in %s", node, wc.host, took))
 }
 

@@ -38,7 +38,7 @@ func (r *Reconciler) release(ctx context.Context, s *scope, eventType, reason, m
 		return ctrl.Result{}, false, fmt.Errorf("removing the preDrain hook %s from machine %s (%s): %w", v1beta1.DrainHookName, client.ObjectKeyFromObject(s.machine), msg, err)
 	}
 	if !applied {
-		return ctrl.Result{}, false, nil // the newer Machine's event brings it back
+		return ctrl.Result{}, false, nil // the Machine is gone
 	}
 	s.outcome = &outcome{released: true, eventType: eventType, reason: reason, message: msg}
 	return ctrl.Result{}, false, nil
@@ -46,13 +46,13 @@ func (r *Reconciler) release(ctx context.Context, s *scope, eventType, reason, m
 
 // patchHooks sets m's preDrain hooks with a merge patch that has m's resourceVersion as
 // precondition: a merge patch replaces the whole list, so without it a hook added by someone else
-// since m was read would be lost. A conflict or a Machine gone is not an error (applied is false): the newer
-// Machine's event (or its deletion) brings the reconcile back.
+// since m was read would be lost. A conflict is returned, for Reconcile's write.RequeueOnConflict
+// (the Machine is read again shortly); a Machine gone is not an error (applied is false).
 func (r *Reconciler) patchHooks(ctx context.Context, m *machinev1.Machine, hooks []machinev1.LifecycleHook) (applied bool, err error) {
 	patched := m.DeepCopy()
 	patched.Spec.LifecycleHooks.PreDrain = hooks
 	err = r.Client.Patch(ctx, patched, client.MergeFromWithOptions(m, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {

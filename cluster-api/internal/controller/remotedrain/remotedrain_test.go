@@ -2,6 +2,7 @@ package remotedrain_test
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -91,7 +93,7 @@ var _ = Describe("Machines whose Nodes live in a workload cluster", func() {
 		node := m.Status.NodeRef.Name
 		createPod(ns, "api-0", node, nil)
 		createPod(ns, "web-0", node, map[string]string{"app": "web"})
-		pdb := createPDB(ns, "web", 0)
+		pdb := createPDB(ns, "web", 1, 0)
 
 		Expect(k8s.Delete(ctx, m)).To(Succeed())
 		By("cordoning the Node and evicting the pod no budget protects")
@@ -119,13 +121,88 @@ var _ = Describe("Machines whose Nodes live in a workload cluster", func() {
 
 		By("letting the Machine go once the budget allows the eviction and the pod is gone")
 		relaxed := time.Now()
-		writePDBStatus(pdb, 1)
+		relaxPDB(pdb, 0)
 		Eventually(terminating(ns, "web-0")).Should(BeTrue(), "web-0 was evicted")
 		finishTerminatingPods(ns)
 		Eventually(hooks(m)).ShouldNot(ContainElement(drainHook))
 		GinkgoWriter.Printf("hook removed %s after the budget allowed the last eviction\n", time.Since(relaxed))
 		Eventually(eventsFor(m)).Should(ContainElement(MatchRegexp(`Normal Drained: drained Node %s of the workload cluster \(.*\) in \d+s`, node)))
 		Eventually(condition(m)).Should(HaveField("Status", metav1.ConditionTrue))
+	})
+
+	It("waits for the other preDrain hooks before it drains, and counts nodeDrainTimeoutSeconds from the start of draining", func() {
+		m := remoteMachine("waits", "node-waits-"+ns, func(m *machinev1.Machine) {
+			m.Spec.LifecycleHooks.PreDrain = []machinev1.LifecycleHook{{Name: "backup", Owner: "someone"}}
+			m.Spec.Deletion = &machinev1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptr.To[int32](3)}
+		})
+		node := m.Status.NodeRef.Name
+		createPod(ns, "api-0", node, nil)
+		Expect(k8s.Delete(ctx, m)).To(Succeed())
+
+		By("neither cordoning nor evicting while another preDrain hook holds the drain, and saying so")
+		Eventually(condition(m)).Should(And(
+			HaveField("Status", metav1.ConditionUnknown),
+			HaveField("Reason", remotedrain.ReasonWaitingForPreDrainHooks),
+			HaveField("Message", ContainSubstring("backup (owner someone)")),
+		))
+		untouched := func(g Gomega) {
+			n := &corev1.Node{}
+			g.Expect(wl.Get(ctx, types.NamespacedName{Name: node}, n)).To(Succeed())
+			g.Expect(n.Spec.Unschedulable).To(BeFalse(), "the Node is not cordoned")
+			g.Expect(terminating(ns, "api-0")()).To(BeFalse(), "api-0 is not evicted")
+			g.Expect(hooks(m)()).To(ContainElement(drainHook))
+		}
+		Consistently(untouched, 4*time.Second).Should(Succeed(), "held longer than nodeDrainTimeoutSeconds since the deletion")
+
+		By("draining once the other hook is gone, although nodeDrainTimeoutSeconds has passed since the deletion")
+		removeHook(m, "backup")
+		Eventually(terminating(ns, "api-0")).Should(BeTrue(), "api-0 was evicted")
+		Eventually(condition(m)).Should(HaveField("Status", metav1.ConditionFalse))
+
+		By("giving up nodeDrainTimeoutSeconds after draining began, api-0 still terminating (no kubelet here)")
+		Eventually(hooks(m)).ShouldNot(ContainElement(drainHook))
+		Expect(eventsFor(m)(Default)).To(ContainElement(ContainSubstring("Warning DrainTimeout")))
+		Expect(eventsFor(m)(Default)).NotTo(ContainElement(ContainSubstring("Normal Drained")))
+	})
+
+	It("applies the MachineDrainRules of the Machine's namespace in the management cluster: the pods a Skip rule selects stay", func() {
+		rule := &machinev1.MachineDrainRule{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep-db"},
+			Spec: machinev1.MachineDrainRuleSpec{
+				Drain: machinev1.MachineDrainRuleDrain{Behavior: machinev1.DrainBehaviorSkip},
+				Pods:  []machinev1.MachineDrainRulePods{{Selector: machinev1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}},
+			},
+		}
+		Expect(k8s.Create(ctx, rule)).To(Succeed())
+		m := remoteMachine("ruled", "node-ruled-"+ns)
+		createPod(ns, "db-0", m.Status.NodeRef.Name, map[string]string{"app": "db"})
+		createPod(ns, "api-0", m.Status.NodeRef.Name, nil)
+		Expect(k8s.Delete(ctx, m)).To(Succeed())
+
+		Eventually(terminating(ns, "api-0")).Should(BeTrue(), "api-0 was evicted")
+		finishTerminatingPods(ns)
+		Eventually(hooks(m)).ShouldNot(ContainElement(drainHook))
+		Eventually(eventsFor(m)).Should(ContainElement(ContainSubstring("Normal Drained")))
+		Expect(terminating(ns, "db-0")()).To(BeFalse(), "the pod the rule skips stays")
+	})
+
+	It("deletes a pod its budget blocks its grace period before drainDeadlineSeconds, and names it in an event", func() {
+		m := remoteMachine("deadline", "node-deadline-"+ns, func(m *machinev1.Machine) {
+			m.Spec.Deletion = &machinev1.MachineDeletionSpec{DrainDeadlineSeconds: ptr.To[int32](33)}
+		})
+		createPod(ns, "web-0", m.Status.NodeRef.Name, map[string]string{"app": "web"}) // grace period 30s, the API server's default
+		createPDB(ns, "web", 1, 0)
+		Expect(k8s.Delete(ctx, m)).To(Succeed())
+
+		Eventually(condition(m)).Should(HaveField("Message", MatchRegexp(`blocked by PodDisruptionBudget `+ns+`/web \(allows 0 disruptions\); deleted at \S+ unless gone before`)))
+		Eventually(terminating(ns, "web-0")).Should(BeTrue(), "deleted 3s after draining began, 30s before the deadline")
+		pod := &corev1.Pod{}
+		Expect(wl.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web-0"}, pod)).To(Succeed())
+		Expect(pod.DeletionGracePeriodSeconds).To(Equal(ptr.To[int64](30)), "with its own grace period")
+		Eventually(eventsFor(m)).Should(ContainElement(And(HavePrefix("Warning "+remotedrain.EventPodsDeleted),
+			ContainSubstring(ns+"/web-0 (grace period 30s, over PodDisruptionBudget "+ns+"/web allowing 0 disruptions)"))))
+		finishTerminatingPods(ns)
+		Eventually(hooks(m)).ShouldNot(ContainElement(drainHook))
 	})
 
 	It("lets a Machine without a Node go at once", func() {
@@ -148,7 +225,7 @@ var _ = Describe("Machines whose Nodes live in a workload cluster", func() {
 			m.Spec.Deletion = &machinev1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptr.To[int32](3)}
 		})
 		createPod(ns, "web-0", m.Status.NodeRef.Name, map[string]string{"app": "web"})
-		createPDB(ns, "web", 0)
+		createPDB(ns, "web", 1, 0)
 		Expect(k8s.Delete(ctx, m)).To(Succeed())
 		Eventually(condition(m)).Should(HaveField("Message", ContainSubstring("gives up at")))
 		Eventually(hooks(m)).ShouldNot(ContainElement(drainHook))
@@ -159,7 +236,7 @@ var _ = Describe("Machines whose Nodes live in a workload cluster", func() {
 	It("lets the Machines go when their Cluster is being deleted, even mid-drain", func() {
 		m := remoteMachine("clustergone", "node-clustergone-"+ns)
 		createPod(ns, "web-0", m.Status.NodeRef.Name, map[string]string{"app": "web"})
-		createPDB(ns, "web", 0)
+		createPDB(ns, "web", 1, 0)
 		Expect(k8s.Delete(ctx, m)).To(Succeed())
 		Eventually(condition(m)).Should(HaveField("Reason", remotedrain.ReasonDraining))
 		Consistently(hooks(m), 2*time.Second).Should(ContainElement(drainHook))
@@ -206,6 +283,19 @@ func eventsFor(m *machinev1.Machine) func(Gomega) []string {
 	}
 }
 
+// removeHook removes the preDrain hook name from m, as its owner would.
+func removeHook(m *machinev1.Machine, name string) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &machinev1.Machine{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(m), got); err != nil {
+			return err
+		}
+		got.Spec.LifecycleHooks.PreDrain = slices.DeleteFunc(got.Spec.LifecycleHooks.PreDrain, func(h machinev1.LifecycleHook) bool { return h.Name == name })
+		return k8s.Update(ctx, got)
+	})).To(Succeed())
+}
+
 func removeFinalizer(o client.Object) error {
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
 		return err
@@ -231,29 +321,39 @@ func createPod(ns, name, node string, labels map[string]string) {
 	Expect(wl.Status().Update(ctx, pod)).To(Succeed())
 }
 
-// createPDB creates a budget for app=<name> and writes its status, as the disruption controller
-// (not running here) would: disruptionsAllowed as given, the generation observed.
-func createPDB(ns, name string, allowed int32) *policyv1.PodDisruptionBudget {
+// createPDB creates a budget that needs minAvailable of the pods labelled app=<name> (minAvailable
+// counts pods without looking up their controller's scale) and waits until kube-controller-manager's
+// disruption controller, running against the workload API server, allows that many disruptions.
+func createPDB(ns, name string, minAvailable, allowed int32) *policyv1.PodDisruptionBudget {
 	GinkgoHelper()
 	pdb := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 		},
 	}
 	Expect(wl.Create(ctx, pdb)).To(Succeed())
-	writePDBStatus(pdb, allowed)
+	Eventually(budgetAllows(pdb, allowed)).Should(Succeed())
 	return pdb
 }
 
-func writePDBStatus(pdb *policyv1.PodDisruptionBudget, allowed int32) {
+// relaxPDB lowers the budget's minAvailable. It does not wait for the disruption controller's new
+// status: the drain may use the disruption it allows at once (the Eviction API takes it from
+// status.disruptionsAllowed), so the test watches the pods instead.
+func relaxPDB(pdb *policyv1.PodDisruptionBudget, minAvailable int32) {
 	GinkgoHelper()
-	Expect(wl.Get(ctx, client.ObjectKeyFromObject(pdb), pdb)).To(Succeed())
-	pdb.Status = policyv1.PodDisruptionBudgetStatus{
-		ObservedGeneration: pdb.Generation, DisruptionsAllowed: allowed, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1,
+	patch := fmt.Appendf(nil, `{"spec":{"minAvailable":%d}}`, minAvailable)
+	Expect(wl.Patch(ctx, pdb, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+}
+
+func budgetAllows(pdb *policyv1.PodDisruptionBudget, allowed int32) func(Gomega) {
+	return func(g Gomega) {
+		got := &policyv1.PodDisruptionBudget{}
+		g.Expect(wl.Get(ctx, client.ObjectKeyFromObject(pdb), got)).To(Succeed())
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		g.Expect(got.Status.DisruptionsAllowed).To(Equal(allowed), "disruptions allowed by %s", pdb.Name)
 	}
-	Expect(wl.Status().Update(ctx, pdb)).To(Succeed())
 }
 
 // terminating reports whether the pod was evicted (it has a deletion timestamp) or is gone.

@@ -17,8 +17,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"machineapi.dev/drain"
+	"machineapi.dev/drain/testplane"
 
 	"machineapi.dev/cluster-api/internal/controller/remotedrain"
+	"machineapi.dev/cluster-api/internal/index"
 	"machineapi.dev/cluster-api/internal/test/envtest"
 	"machineapi.dev/cluster-api/manager"
 )
@@ -41,15 +43,15 @@ func TestRemoteDrain(t *testing.T) {
 // through the kubeconfig in a Secret. The machine controller does not run: Machines keep a
 // finalizer of the test's so that a deleted one stays, deleting, as the machine controller would
 // hold it in WaitingForPreDrainHooks; the specs assert on the hook, the Node and its pods. The
-// test plays the kubelet (it deletes evicted pods) and the disruption controller (it writes
-// PodDisruptionBudget status).
+// test plays the kubelet (it deletes evicted pods); kube-controller-manager's disruption controller
+// computes PodDisruptionBudget status in the workload cluster.
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
 	mgmt, err = envtest.StartManagement()
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(mgmt.Stop()).To(Succeed()) })
-	workload, err = envtest.StartWorkload(10 * time.Second)
+	workload, err = envtest.StartWorkload(10*time.Second, testplane.DisruptionControllers...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(workload.Stop()).To(Succeed()) })
 	k8s, err = client.New(mgmt.Config, client.Options{Scheme: manager.Scheme()})
@@ -71,6 +73,7 @@ var _ = BeforeSuite(func() {
 		Drain:     drain.Options{DeleteEmptyDirData: true},
 	}
 	mctx, cancel := context.WithCancel(ctx)
+	Expect(index.Register(mctx, mgr.GetFieldIndexer())).To(Succeed())
 	Expect(r.SetupWithManager(mctx, mgr)).To(Succeed())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()

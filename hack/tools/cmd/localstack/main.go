@@ -24,18 +24,21 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() {
 	var (
-		cfg        localstack.Config
-		crds       multiFlag
-		components multiFlag
-		samples    multiFlag
-		watch      bool
-		once       bool
-		hints      string
+		cfg         localstack.Config
+		controllers string
+		crds        multiFlag
+		components  multiFlag
+		samples     multiFlag
+		watch       bool
+		once        bool
+		hints       string
 	)
 	flag.StringVar(&cfg.BinDir, "bin-dir", "bin/k8s/1.37.2", "folder holding the source-built etcd and kube-apiserver")
 	flag.StringVar(&cfg.StateDir, "state-dir", ".local", "folder for etcd data, certificates, logs and the kubeconfig (kept between runs)")
 	flag.IntVar(&cfg.APIServerPort, "apiserver-port", 16443, "kube-apiserver port on 127.0.0.1")
 	flag.IntVar(&cfg.EtcdPort, "etcd-port", 12379, "etcd client port on 127.0.0.1 (the peer port is this + 1)")
+	flag.StringVar(&controllers, "controllers", "*", "kube-controller-manager's --controllers (\"*\": every default controller; empty: do not run kube-controller-manager)")
+	flag.BoolVar(&cfg.Scheduler, "scheduler", true, "run kube-scheduler")
 	flag.Var(&crds, "crds", "a CRD file or folder of CRD files to install (repeatable)")
 	flag.Var(&components, "component", "name=command line of a manager to run against the local API server, with KUBECONFIG set (repeatable)")
 	flag.Var(&samples, "apply", "a manifest file or folder to apply once the components run (repeatable)")
@@ -44,6 +47,9 @@ func main() {
 	flag.BoolVar(&once, "exit-when-ready", false, "stop everything and exit 0 once the control plane is up and the samples are applied (for tests)")
 	flag.Parse()
 	cfg.Log = os.Stdout
+	if controllers != "" {
+		cfg.ControllerManager = strings.Split(controllers, ",")
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -63,7 +69,7 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 		return err
 	}
 	defer func() {
-		fmt.Println("\nstopping: managers, kube-apiserver, etcd ...")
+		fmt.Println("\nstopping: managers, kube-scheduler, kube-controller-manager, kube-apiserver, etcd ...")
 		plane.Stop()
 		fmt.Printf("stopped; the data stays in %s (make clean removes it)\n", cfg.StateDir)
 	}()
@@ -117,7 +123,7 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 		}
 	}
 
-	printWelcome(cfg, kubeconfig)
+	printWelcome(cfg, kubeconfig, components)
 	if hints != "" {
 		if text, err := os.ReadFile(hints); err == nil {
 			fmt.Println(string(text))
@@ -144,7 +150,7 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 		case <-ctx.Done():
 			return ctx.Err()
 		case p := <-exited:
-			return fmt.Errorf("%s exited (%v); its log is %s", p.Name, p.Err(), p.LogFile)
+			return fmt.Errorf("%s exited (%v); its log is %s", p.Name, p.Err(), p.LogFile) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
 		case table, ok := <-machines:
 			if !ok {
 				machines = nil
@@ -175,7 +181,7 @@ func startComponents(stateDir, kubeconfig string, components []string) ([]*local
 	return procs, nil
 }
 
-func printWelcome(cfg localstack.Config, kubeconfig string) {
+func printWelcome(cfg localstack.Config, kubeconfig string, components []string) {
 	bin, _ := filepath.Abs(cfg.BinDir)
 	fmt.Printf(`
 The local control plane is up. In another terminal:
@@ -186,10 +192,34 @@ The local control plane is up. In another terminal:
     kubectl get nodes
     kubectl get machineapi            # every Machine API object
     kubectl get machines -o wide
-
+%s
 Ctrl-C stops everything; make run again resumes with the same data; make clean removes it.
 
-`, kubeconfig, bin)
+`, kubeconfig, bin, metricsHints(components))
+}
+
+// metricsHints says where each component serves its metrics (its --metrics-bind-address), or ""
+// when none does.
+func metricsHints(components []string) string {
+	var b strings.Builder
+	for _, c := range components {
+		name, cmdline, _ := strings.Cut(c, "=")
+		for _, arg := range strings.Fields(cmdline) {
+			addr, ok := strings.CutPrefix(arg, "--metrics-bind-address=")
+			if !ok || addr == "0" {
+				continue
+			}
+			if strings.HasPrefix(addr, ":") {
+				addr = "127.0.0.1" + addr
+			}
+			fmt.Fprintf(&b, "    curl -s http://%s/metrics | grep '^machineapi_'     # %s\n", addr, name)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\nThe managers' Prometheus metrics (docs/operations.md lists every metric, the alert rules and the\n" +
+		"Grafana dashboard; docs/examples/prometheus.yaml scrapes them with the alert rules):\n\n" + b.String()
 }
 
 func dirExists(path string) bool {

@@ -4,27 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"machineapi.dev/drain"
+	"machineapi.dev/nodelink"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/recent"
+	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/internal/pending"
 	"machineapi.dev/machine-api/provider"
+	"machineapi.dev/machine-api/reconcile/steps"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
 // Requeue intervals.
@@ -34,17 +40,12 @@ const (
 	instancePoll               = 5 * time.Second
 	nodeDeletePoll             = 2 * time.Second
 	classRetry                 = 30 * time.Second
-	conflictRetry              = 200 * time.Millisecond
 	defaultNodeDeletionTimeout = 10 * time.Second
 )
 
-// Field index names on Machines.
-const (
-	// IndexNodeName indexes Machines by status.nodeRef.name.
-	IndexNodeName = "machine.status.nodeRef.name"
-	// IndexMachineClass indexes Machines by spec.providerSpec.machineClass.name.
-	IndexMachineClass = "machine.spec.providerSpec.machineClass.name"
-)
+// writtenTimeout bounds how long the controller serves its own write of a Machine instead of a
+// cached copy that does not show it (the fallback for a lost watch event).
+const writtenTimeout = 5 * time.Minute
 
 // Reconciler is the Machine controller.
 type Reconciler struct {
@@ -60,112 +61,114 @@ type Reconciler struct {
 	Clock clock.Clock
 	// MaxConcurrentReconciles is the number of Machines reconciled in parallel.
 	MaxConcurrentReconciles int
+	// Linker, when set, is the node linker of this process, built with this Reconciler as its
+	// nodelink.LinkRecorder: for the Machines it handles, this controller records status.nodeRef
+	// and NodeLinked in its own status write (link.go).
+	Linker *nodelink.Linker[*v1beta1.Machine]
 
 	// written lets a reconcile read this controller's own writes before the cache shows them.
-	written recent.Writes
+	written     *pending.Writes
+	writtenOnce sync.Once
+	// queue is the controller's work queue once it runs, for LinkChanged.
+	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
+	// holds is what holds each drain in progress, for the metrics (see Collector).
+	holds drainHolds
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machineclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedrainrules,verbs=get;list;watch
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets;machinedeployments,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;delete
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=list
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// SetupWithManager registers the field indexes and starts watching Machines, their Nodes and
-// their MachineClasses.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := IndexMachines(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
+// SetupWithManager starts watching Machines, their Nodes and their MachineClasses, the
+// MachineSets and MachineDeployments whose template changes (UpToDate), and the MachineDrainRules
+// of their namespace (a rule's change brings back the Machines of its namespace that are being
+// deleted, so a drain follows it at once), and takes the node linker's LinkChanged calls. Machines
+// on their way to Running that have an instance are queued ahead of new ones (queue.go). It looks Machines up through the field indexes of
+// package index, which the manager registers.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machine").
 		For(&v1beta1.Machine{}).
+		Watches(&v1beta1.Machine{}, prioritizeProgress()).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.machinesOfNode)).
 		Watches(&v1beta1.MachineClass{}, handler.EnqueueRequestsFromMapFunc(r.machinesOfClass)).
+		Watches(&v1beta1.MachineDrainRule{}, handler.EnqueueRequestsFromMapFunc(r.deletingMachinesOfNamespace)).
+		Watches(&v1beta1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.machinesOfSet), builder.WithPredicates(desiredChanged())).
+		Watches(&v1beta1.MachineDeployment{}, handler.EnqueueRequestsFromMapFunc(r.machinesOfDeployment), builder.WithPredicates(desiredChanged())).
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			r.queue.Store(&q) // LinkChanged enqueues from now on
+			return nil
+		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
-}
-
-// IndexMachines registers the Machine field indexes this controller looks things up with.
-func IndexMachines(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &v1beta1.Machine{}, IndexNodeName, func(o client.Object) []string {
-		if ref := o.(*v1beta1.Machine).Status.NodeRef; ref != nil {
-			return []string{ref.Name}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing Machines by node name: %w", err)
-	}
-	if err := indexer.IndexField(ctx, &v1beta1.Machine{}, IndexMachineClass, func(o client.Object) []string {
-		if c := o.(*v1beta1.Machine).Spec.ProviderSpec.MachineClass; c != nil {
-			return []string{c.Name}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing Machines by MachineClass: %w", err)
-	}
-	return nil
 }
 
 // Reconcile moves one Machine towards its desired state. It reads like the life of a Machine:
 // paused machines are left alone; deleting machines go through the delete pipeline; the others
 // get the finalizer, then are provisioned and followed to Running. Status is written once, at the
 // end, from what the steps observed.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ctrl.Result, retErr error) {
-	m := &v1beta1.Machine{}
-	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
+	m, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.Machine{}, r.pendingWrites())
+	if err != nil || m == nil {
+		return ctrl.Result{}, err
 	}
-	m = r.written.Latest(m).(*v1beta1.Machine)
 	if v1beta1.IsPaused(m.Annotations) {
-		log.FromContext(ctx).V(1).Info("machine is paused; leaving it alone", "annotation", v1beta1.PausedAnnotation)
+		log.FromContext(ctx).V(1).Info("machine is paused; leaving it alone", "annotation", v1beta1.PausedBy(m.Annotations))
 		return ctrl.Result{}, nil
 	}
 	if m.DeletionTimestamp.IsZero() && !hasFinalizer(m) {
-		return ctrl.Result{}, r.addFinalizer(ctx, m) // the update event brings the Machine back
+		return write.RequeueOnConflict(ctrl.Result{}, r.addFinalizer(ctx, m)) // the update event brings the Machine back
 	}
 
 	s := &scope{machine: m, now: r.Clock.Now()}
 	defer func() {
-		retErr = errors.Join(retErr, r.writeStatus(ctx, s))
+		res, retErr = write.RequeueOnConflict(res, errors.Join(retErr, r.writeStatus(ctx, s)))
 	}()
 
 	if !m.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
-	return runSteps(ctx, s,
+	return steps.Pipeline(ctx, s,
+		r.link,
 		r.resolveClass,
+		r.upToDate,
 		r.provision,
 		r.observeNode,
 	)
 }
 
-// step is one stage of a reconcile. It returns done=false to stop the stages after it (they wait
-// for this one), with the result to requeue with.
-type step func(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error)
-
-// runSteps runs steps in order until one is not done or fails.
-func runSteps(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error) {
-	for _, st := range steps {
-		res, done, err := st(ctx, s)
-		if err != nil || !done {
-			return res, err
+// pendingWrites returns the controller's record of its own writes, made on first use.
+func (r *Reconciler) pendingWrites() *pending.Writes {
+	r.writtenOnce.Do(func() {
+		if r.written == nil {
+			r.written = pending.New(r.Clock, writtenTimeout)
 		}
-	}
-	return ctrl.Result{}, nil
+	})
+	return r.written
 }
 
+// FieldOwner is the server-side apply field manager of the machine controller's status writes.
+const FieldOwner = "machine-controller"
+
 // writeStatus writes the status computed from s with one server-side apply of the fields this
-// controller owns, or nothing if they did not change. Server-side apply merges the conditions list
-// by type, so the node linker's and the health check's conditions are never overwritten and no
-// resourceVersion precondition is needed: the write cannot fail on a concurrent writer (with a
-// merge patch, the whole list is replaced, so every write needs an optimistic lock, and the node
-// linker writing at the same moment made about two conflicts per machine at scale).
+// controller owns (statusApply), or nothing if they did not change. The API server merges the
+// conditions list by type, so the node linker's and the health check's conditions are never
+// overwritten, and the write carries no resourceVersion: it cannot conflict with them (see
+// package write). The link it records for the node linker (link.go) is announced once written.
+// Once written, s starts from the Machine as stored (a step may write before going on: see
+// provision).
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if s.finalizerRemoved {
 		return nil
@@ -174,57 +177,18 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(status, s.machine.Status) {
 		return nil
 	}
-	before := s.machine.DeepCopy()
-	apply, err := ownedStatusApply(s.machine, status)
+	updated, err := write.Status(ctx, r.Client, r.pendingWrites(), s.machine, statusApply(s.machine, status, s.recordsLink), FieldOwner, &v1beta1.Machine{})
 	if err != nil {
-		return err
-	}
-	err = r.Client.Status().Patch(ctx, apply, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership)
-	switch {
-	case err == nil:
-		updated := &v1beta1.Machine{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(apply.Object, updated); err == nil {
-			r.written.Record(before.ResourceVersion, updated)
-			r.emitTransitionEvents(before, updated)
-		}
-		return nil
-	case apierrors.IsNotFound(err):
-		return nil
-	default:
 		return fmt.Errorf("writing the status of machine %s: %w", client.ObjectKeyFromObject(s.machine), err)
 	}
-}
-
-// FieldOwner is the server-side apply field manager of the machine controller's status writes.
-const FieldOwner = "machine-controller"
-
-// ownedConditions are the condition types the machine controller writes.
-var ownedConditions = map[string]bool{
-	v1beta1.ReadyCondition: true, v1beta1.InstanceProvisionedCondition: true,
-	v1beta1.DrainedCondition: true, v1beta1.DeletingCondition: true,
-}
-
-// ownedStatusApply returns the apply configuration of the status fields the machine controller
-// owns: everything but status.nodeRef and the conditions of other controllers.
-func ownedStatusApply(m *v1beta1.Machine, status v1beta1.MachineStatus) (*unstructured.Unstructured, error) {
-	owned := *status.DeepCopy()
-	owned.NodeRef = nil
-	owned.Conditions = nil
-	for _, c := range status.Conditions {
-		if ownedConditions[c.Type] {
-			owned.Conditions = append(owned.Conditions, c)
+	if updated != nil {
+		r.emitTransitionEvents(ctx, s.machine, updated)
+		if s.link != nil {
+			r.Linker.Recorded(updated, s.link)
 		}
+		s.machine, s.link = updated, nil
 	}
-	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&owned)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": st}}
-	u.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("Machine"))
-	u.SetNamespace(m.Namespace)
-	u.SetName(m.Name)
-	u.SetUID(m.UID) // the apply fails rather than act on a Machine re-created with the same name
-	return u, nil
+	return nil
 }
 
 func hasFinalizer(m *v1beta1.Machine) bool {
@@ -242,28 +206,31 @@ func (r *Reconciler) addFinalizer(ctx context.Context, m *v1beta1.Machine) error
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("adding the finalizer to machine %s: %w", client.ObjectKeyFromObject(m), err))
 	}
-	r.written.Record(before.ResourceVersion, m)
+	r.pendingWrites().Wrote(before.ResourceVersion, m)
 	return nil
 }
 
 // machinesOfNode maps a Node event to the Machines linked to it.
 func (r *Reconciler) machinesOfNode(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.requestsFor(ctx, IndexNodeName, o.GetName(), "")
+	return r.requestsFor(ctx, client.MatchingFields{index.MachineByNodeName: o.GetName()})
 }
 
 // machinesOfClass maps a MachineClass event to the Machines using it.
 func (r *Reconciler) machinesOfClass(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.requestsFor(ctx, IndexMachineClass, o.GetName(), o.GetNamespace())
+	return r.requestsFor(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.MachineByClass: o.GetName()})
 }
 
-func (r *Reconciler) requestsFor(ctx context.Context, index, value, namespace string) []reconcile.Request {
+// deletingMachinesOfNamespace maps a MachineDrainRule event to the Machines of its namespace that
+// are being deleted: the drains the rule may change.
+func (r *Reconciler) deletingMachinesOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.MachineDeleting: index.Deleting})
+}
+
+// requestsFor lists the Machines opts select, from the cache, as reconcile requests.
+func (r *Reconciler) requestsFor(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	list := &v1beta1.MachineList{}
-	opts := []client.ListOption{client.MatchingFields{index: value}}
-	if namespace != "" {
-		opts = append(opts, client.InNamespace(namespace))
-	}
 	if err := r.Client.List(ctx, list, opts...); err != nil {
-		log.FromContext(ctx).Error(err, "listing machines by index", "index", index, "value", value)
+		log.FromContext(ctx).Error(err, "listing the machines an event concerns")
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))

@@ -46,12 +46,21 @@ var _ = Describe("Deleting a Machine", func() {
 		return func() bool { return getMachine(key)() == nil }
 	}
 	nodeGone := func(n *corev1.Node) func() bool { return gone(n) }
-	instances := func() int { return len(st.Sim.Instances()) }
+	// unschedulable reads whether the Node is cordoned; a failed read fails the assertion rather
+	// than passing for "not cordoned".
+	unschedulable := func(n *corev1.Node) func() (bool, error) {
+		return func() (bool, error) {
+			cur := &corev1.Node{}
+			err := k8s.Get(ctx, client.ObjectKeyFromObject(n), cur)
+			return cur.Spec.Unschedulable, err
+		}
+	}
+	instances := func() int { return len(instancesIn(st, ns)) }
 
 	It("drains the Node, waits on a PodDisruptionBudget and names it, then deletes instance, Node and Machine", func() {
 		key, node := running(builder.Machine(ns, "drain-me"))
 		pod := runPod(ns, "web-0", node.Name, map[string]string{"app": "web"})
-		pdb := blockingPDB(ns, "web", map[string]string{"app": "web"})
+		pdb := blockingPDB(ns, "web", map[string]string{"app": "web"}, 1)
 		deleteMachine(key)
 
 		Eventually(condition(key, v1beta1.DeletingCondition)).Should(And(
@@ -59,17 +68,26 @@ var _ = Describe("Deleting a Machine", func() {
 			ContainSubstring("pod "+ns+"/web-0 blocked by PodDisruptionBudget "+ns+"/web")))
 		Expect(condition(key, v1beta1.DrainedCondition)()).To(HavePrefix("False/Draining"))
 		Expect(getMachine(key)().Status.Phase).To(Equal(v1beta1.MachinePhaseDeleting))
-		Eventually(func() bool {
-			n := &corev1.Node{}
-			_ = k8s.Get(ctx, client.ObjectKeyFromObject(node), n)
-			return n.Spec.Unschedulable
-		}).Should(BeTrue(), "the Node is cordoned")
+		Eventually(unschedulable(node)).Should(BeTrue(), "the Node is cordoned")
 		Consistently(instances, "2s").Should(Equal(1), "the instance stays while the drain is blocked")
 
-		setDisruptionsAllowed(pdb, 1)
+		relaxPDB(pdb, 0)
 		Eventually(gone(pod)).Should(BeTrue(), "the pod is evicted and the simulated kubelet finishes it")
 		Eventually(machineGone(key)).Should(BeTrue())
 		Expect(nodeGone(node)()).To(BeTrue())
+		Expect(instances()).To(Equal(0))
+	})
+
+	It("applies a MachineDrainRule made while the drain is blocked: the pod it skips stays, and the Machine goes", func() {
+		key, node := running(builder.Machine(ns, "late-rule"))
+		pod := runPod(ns, "db-0", node.Name, map[string]string{"app": "db"})
+		blockingPDB(ns, "db", map[string]string{"app": "db"}, 1)
+		deleteMachine(key)
+		Eventually(condition(key, v1beta1.DeletingCondition)).Should(ContainSubstring("pod " + ns + "/db-0 blocked by PodDisruptionBudget " + ns + "/db"))
+
+		Expect(k8s.Create(ctx, builder.DrainRule(ns, "keep-db").Behavior(v1beta1.DrainBehaviorSkip).Pods(map[string]string{"app": "db"}).Build())).To(Succeed())
+		Eventually(machineGone(key)).Should(BeTrue())
+		Expect(gone(pod)()).To(BeFalse(), "the pod the rule skips was never evicted")
 		Expect(instances()).To(Equal(0))
 	})
 
@@ -80,11 +98,7 @@ var _ = Describe("Deleting a Machine", func() {
 		deleteMachine(key)
 		Eventually(condition(key, v1beta1.DeletingCondition)).Should(Equal(
 			"True/WaitingForPreDrainHooks: waiting for pre-drain hooks to be removed by their owners: backup (owner backup-operator)"))
-		Consistently(func() bool {
-			n := &corev1.Node{}
-			_ = k8s.Get(ctx, client.ObjectKeyFromObject(node), n)
-			return n.Spec.Unschedulable
-		}, "1s").Should(BeFalse(), "nothing is drained while a pre-drain hook remains")
+		Consistently(unschedulable(node), "1s").Should(BeFalse(), "nothing is drained while a pre-drain hook remains")
 
 		err := updateMachine(key, func(m *v1beta1.Machine) {
 			m.Spec.LifecycleHooks.PreTerminate = append(m.Spec.LifecycleHooks.PreTerminate, v1beta1.LifecycleHook{Name: "late", Owner: "someone"})
@@ -106,7 +120,7 @@ var _ = Describe("Deleting a Machine", func() {
 	It("skips the drain when the machine has the exclude-node-draining annotation", func() {
 		key, node := running(builder.Machine(ns, "excluded").WithAnnotations(map[string]string{v1beta1.ExcludeNodeDrainingAnnotation: ""}))
 		pod := runPod(ns, "stays", node.Name, map[string]string{"app": "stays"})
-		blockingPDB(ns, "stays", map[string]string{"app": "stays"})
+		blockingPDB(ns, "stays", map[string]string{"app": "stays"}, 1)
 		deleteMachine(key)
 		Eventually(machineGone(key)).Should(BeTrue())
 		Expect(gone(pod)()).To(BeFalse(), "the pod was never evicted")
@@ -115,7 +129,7 @@ var _ = Describe("Deleting a Machine", func() {
 	It("gives up draining after nodeDrainTimeoutSeconds and goes on", func() {
 		key, node := running(builder.Machine(ns, "drain-timeout").WithDeletion(v1beta1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptrTo[int32](600)}))
 		runPod(ns, "blocked", node.Name, map[string]string{"app": "blocked"})
-		blockingPDB(ns, "blocked", map[string]string{"app": "blocked"})
+		blockingPDB(ns, "blocked", map[string]string{"app": "blocked"}, 1)
 		deleteMachine(key)
 		Eventually(condition(key, v1beta1.DeletingCondition)).Should(HavePrefix("True/DrainingNode"))
 		Expect(getMachine(key)().Status.Deletion.NodeDrainStartTime).NotTo(BeNil(), "the start is recorded, so the timeout survives restarts")

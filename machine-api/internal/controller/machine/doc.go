@@ -3,21 +3,37 @@
 //
 // # Create path
 //
-// finalizer → phase Provisioning, persisted before the first Create → Exists before every Create
+// finalizer → phase Provisioning, persisted before the first Create (written mid-reconcile, and
+// Create follows in the same reconcile once it is stored) → Exists before every Create
 // (so a stale cache or a crash between Create and the status write never makes a second instance)
 // → Create (or Update when the instance exists) → spec.providerID persisted, phase Provisioned →
-// Running once the node linker has set status.nodeRef and the Node is Ready. An instance that
-// disappears after it was provisioned turns the Machine Failed (InstanceMissing); it is never
-// re-created here — replacing machines is the job of sets and health checks. An invalid
+// Running once the Machine is linked to its Node (status.nodeRef) and the Node is Ready. An
+// instance that disappears after it was provisioned turns the Machine Failed (InstanceMissing); it
+// is never re-created here — replacing machines is the job of sets and health checks. An invalid
 // configuration turns it Failed (InvalidConfiguration) until its spec changes.
+//
+// # UpToDate
+//
+// Each reconcile of a Machine that is not deleting decides its UpToDate condition with
+// uptodate.Decide: against the template of its MachineSet's MachineDeployment (or of the set when no
+// deployment owns it) and the deployment's spec.rollout, and against the MachineClass it was
+// created from. When the instance is created the controller records that class in
+// status.machineClass (its spec hash and the hashes of its fields), so that a later edit is named
+// by path. Changes of a set's or deployment's template (those that need new Machines) and of a
+// deployment's spec.rollout wake the Machines concerned; a Machine that will become due for
+// replacement by spec.rollout is requeued for that moment.
 //
 // # Delete path
 //
 // An ordered pipeline that stops at the first step still waiting; the Deleting condition's reason
 // names that step and its message what it waits for: WaitingForPreDrainHooks → DrainingNode (cordon
-// and evict with the drain module; skipped with the exclude-node-draining annotation, without a
-// Node, or after spec.deletion.nodeDrainTimeoutSeconds; the drain module takes a fast path on an
-// unreachable Node) → WaitingForVolumeDetach (bounded by nodeVolumeDetachTimeoutSeconds) →
+// and evict with the drain module, by the MachineDrainRules of the Machine's namespace that select
+// it and its drainDeadlineSeconds, past which pods still holding the drain are deleted, with a
+// PodsDeleted event; skipped with the exclude-node-draining annotation, without a Node, or after
+// spec.deletion.nodeDrainTimeoutSeconds; the drain module takes a fast path on an unreachable Node
+// and deletes its pods once it has been unreachable for 5 minutes) → WaitingForVolumeDetach (the
+// volumes the drain freed, as the drain module scopes them; skipped with the
+// exclude-wait-for-node-volume-detach annotation; bounded by nodeVolumeDetachTimeoutSeconds) →
 // WaitingForPreTerminateHooks → DeletingInstance (provider Delete, then Exists until false) →
 // DeletingNode (bounded by nodeDeletionTimeoutSeconds, default 10s) → finalizer removed. The start
 // of each bounded step is recorded in status.deletion, so timeouts survive restarts.
@@ -25,21 +41,52 @@
 // # What it writes
 //
 // Status is computed from what a reconcile observed (status.go, pure functions) and written once per
-// reconcile by one server-side apply (field manager machine-controller) of only the fields it owns,
-// so that it never conflicts with, nor overwrites, the node linker's and the health check's
-// conditions, which the API server merges by type. It owns phase, addresses, providerStatus,
-// versions, provisionedTime, failureReason/Message, deletion, observedGeneration, lastUpdated and
-// the conditions Ready, InstanceProvisioned, Drained and Deleting. status.nodeRef and NodeLinked
-// belong to the node linker, HealthCheckSucceeded to the health check controller.
+// reconcile (the reconcile that starts provisioning also writes Provisioning before Create) by one
+// server-side apply (field manager machine-controller) of only the fields it owns,
+// so that it never conflicts with, nor overwrites, other controllers' conditions, which the API
+// server merges by type. It owns phase, addresses, providerStatus, versions, provisionedTime,
+// failureReason/Message, deletion, machineClass, observedGeneration, lastUpdated and the
+// conditions Ready, InstanceProvisioned, UpToDate, Drained and Deleting, whose transition times
+// come from the injected clock. HealthCheckSucceeded belongs to the health check controller.
+//
+// status.nodeRef and NodeLinked are the node linker's decision. For the Machines the linker of
+// this process handles (Reconciler.Linker), this controller records them (link.go): each
+// reconcile asks the linker for the link (nodelink.Linker.Link, which claims the Node first) and
+// writes it with the rest of the status, so a Machine whose Node is Ready when it is linked
+// becomes Running in the same write; the linker wakes the Machine when its link changes
+// (LinkChanged). Every write then carries the two fields as last recorded: this controller owns
+// them, and a field an apply leaves out is removed. A Machine that leaves the linker's scope (its
+// labels no longer match --node-link-selector) loses them at its next status write, and the
+// linker now in charge links it again. Machines linked by another linker (cluster-manager's, for
+// Nodes in a workload cluster) are never given these fields by this controller.
+//
+// Until the cache shows a write, the next reconcile works from the Machine as written (a
+// pending.Writes).
 //
 // Machines (or their namespace's objects) with the paused annotation are left alone. Time comes
 // from an injected clock.
 //
 // # Requeues
 //
-// Events drive most work (the Machine, its Node, its MachineClass). Timed requeues: drainPoll while
-// draining, instancePoll while the instance is being deleted, volumePoll while volumes detach,
-// classRetry while a MachineClass is missing, and whatever a provider asks for with RequeueAfter.
+// Events drive most work (the Machine, its Node, its MachineClass, its set's and deployment's
+// template, the MachineDrainRules of its namespace while it is being deleted, through the
+// index.MachineDeleting index, and the node linker's LinkChanged). Timed requeues: when the Machine becomes due for replacement
+// (UpToDate), drainPoll while draining (sooner when a pod is to be deleted by the deadline),
+// instancePoll while the instance is being deleted, volumePoll while volumes detach, classRetry
+// while a MachineClass is missing, whatever a provider asks for with RequeueAfter, and
+// write.ConflictRetry when adding or removing the finalizer (a merge patch guarded by the
+// resourceVersion, since it replaces the finalizers list) met a conflict: expected, and retried
+// without an error.
 //
-// Start reading at Reconcile in controller.go; provision.go, node.go and delete.go hold the steps.
+// # Metrics
+//
+// metrics.go: provider calls, drains and the time to Running are observed where they happen;
+// Collector computes the Machines' gauges (phases, readiness per set, the oldest Machine on its
+// way to Running, deletions by step, drains in progress and what holds them, with their age) from
+// the cache at each scrape. What holds a drain (the causes of its blocked pods) is the one thing
+// the status does not say in a usable form: the drain step records it in memory (drainHolds) for
+// the collector, which forgets Machines no longer draining.
+//
+// Start reading at Reconcile in controller.go; link.go, provision.go, node.go and delete.go hold
+// the steps.
 package machine

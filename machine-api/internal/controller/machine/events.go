@@ -1,23 +1,33 @@
 package machine
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
 // emitTransitionEvents records an event for each change a user cares about between the status
-// before and after a reconcile: a new phase, and each new step of deletion.
-func (r *Reconciler) emitTransitionEvents(before, after *v1beta1.Machine) {
+// before and after a reconcile: a failure (Warning), and each new step of deletion. The routine
+// way to Running emits none (a scale-up of N Machines used to write 2N events, InstanceCreated and
+// Running): it is routine progress, logged at V(1), and what a person reads about it in `kubectl
+// describe machine` is in the status — the phase and status.lastUpdated, InstanceProvisioned
+// (True/InstanceExists, naming the instance, since its creation), NodeLinked (naming the Node) and
+// Ready (True/NodeReady), each with the time of its last transition. What is not routine still
+// gets an event: an instance adopted from an earlier attempt, an invalid configuration, a vanished
+// instance, a failure.
+func (r *Reconciler) emitTransitionEvents(ctx context.Context, before, after *v1beta1.Machine) {
 	if before.Status.Phase != after.Status.Phase {
-		// Provisioning is not announced: InstanceCreated follows within the same second.
 		switch after.Status.Phase {
 		case v1beta1.MachinePhaseRunning:
+			observeRunning(after)
 			node := ""
 			if after.Status.NodeRef != nil {
 				node = after.Status.NodeRef.Name
 			}
-			r.Recorder.Eventf(after, nil, "Normal", EventRunning, "Provision", "Node %s is linked and Ready", node)
+			log.FromContext(ctx).V(1).Info("machine is Running", "node", node)
 		case v1beta1.MachinePhaseFailed:
 			msg := ""
 			if after.Status.FailureMessage != nil {

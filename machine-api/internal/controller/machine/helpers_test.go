@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -17,10 +18,15 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/test/scrape"
+	"machineapi.dev/machine-api/internal/test/stack"
 	"machineapi.dev/machine-api/manager"
 	"machineapi.dev/machine-api/provider"
+	"machineapi.dev/machine-api/provider/sim"
 )
 
 func getMachine(key types.NamespacedName) func() *v1beta1.Machine {
@@ -103,28 +109,39 @@ func runPod(ns, name, node string, labels map[string]string) *corev1.Pod {
 	return pod
 }
 
-// blockingPDB creates a budget that allows no disruption and writes its status by hand: no
-// kube-controller-manager (whose disruption controller would) runs in the test API server.
-func blockingPDB(ns, name string, selector map[string]string) *policyv1.PodDisruptionBudget {
+// blockingPDB creates a budget that needs every one of the pods it selects (the test's pods have
+// no controller, so the budget counts them by minAvailable) and waits until kube-controller-manager's
+// disruption controller has computed that it allows no disruption.
+func blockingPDB(ns, name string, selector map[string]string, pods int32) *policyv1.PodDisruptionBudget {
 	pdb := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptrTo(intstr.FromInt32(0)),
-			Selector:       &metav1.LabelSelector{MatchLabels: selector},
+			MinAvailable: ptrTo(intstr.FromInt32(pods)),
+			Selector:     &metav1.LabelSelector{MatchLabels: selector},
 		},
 	}
 	Expect(k8s.Create(ctx, pdb)).To(Succeed())
-	setDisruptionsAllowed(pdb, 0)
+	Eventually(budgetAllows(pdb, 0)).Should(Succeed())
 	return pdb
 }
 
-func setDisruptionsAllowed(pdb *policyv1.PodDisruptionBudget, n int32) {
-	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pdb), pdb)).To(Succeed())
-	pdb.Status = policyv1.PodDisruptionBudgetStatus{
-		ObservedGeneration: pdb.Generation, DisruptionsAllowed: n, CurrentHealthy: 1, DesiredHealthy: 1 - n, ExpectedPods: 1,
-		DisruptedPods: map[string]metav1.Time{},
+// relaxPDB lowers the budget's minAvailable. It does not wait for the disruption controller's new
+// status: the drain may use the disruption it allows at once (the Eviction API takes it from
+// status.disruptionsAllowed), so the test watches the pods instead.
+func relaxPDB(pdb *policyv1.PodDisruptionBudget, minAvailable int32) {
+	patch := fmt.Appendf(nil, `{"spec":{"minAvailable":%d}}`, minAvailable)
+	Expect(k8s.Patch(ctx, pdb, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+}
+
+// budgetAllows succeeds once the disruption controller has observed the budget's generation and
+// allows that many disruptions.
+func budgetAllows(pdb *policyv1.PodDisruptionBudget, allowed int32) func(Gomega) {
+	return func(g Gomega) {
+		got := &policyv1.PodDisruptionBudget{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pdb), got)).To(Succeed())
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		g.Expect(got.Status.DisruptionsAllowed).To(Equal(allowed))
 	}
-	Expect(k8s.Status().Update(ctx, pdb)).To(Succeed())
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -179,4 +196,59 @@ func (c *crashingProvider) Create(ctx context.Context, m *v1beta1.Machine) error
 	c.once.Do(func() { close(c.created) })
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// phaseAtCreate records, at each Create, the phase the API server has stored for the Machine.
+type phaseAtCreate struct {
+	provider.Provider
+	k8s    client.Client
+	phases []v1beta1.MachinePhase
+}
+
+func (p *phaseAtCreate) Create(ctx context.Context, m *v1beta1.Machine) error {
+	stored := &v1beta1.Machine{}
+	if err := p.k8s.Get(ctx, client.ObjectKeyFromObject(m), stored); err != nil {
+		return err
+	}
+	p.phases = append(p.phases, stored.Status.Phase)
+	return p.Provider.Create(ctx, m)
+}
+
+func requestFor(obj client.Object) reconcile.Request {
+	return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
+}
+
+// staleMachines is a client whose Get of one Machine returns stale, a copy older than the stored
+// Machine, as a cache that has not caught up would; nil stale reads through.
+type staleMachines struct {
+	client.Client
+	stale *v1beta1.Machine
+}
+
+func (s *staleMachines) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if m, ok := obj.(*v1beta1.Machine); ok && s.stale != nil && key == client.ObjectKeyFromObject(s.stale) {
+		s.stale.DeepCopyInto(m)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// instancesIn returns the sim's instances of Machines in namespace ns: the stack's manager watches
+// every namespace and provisions the Machines other specs left behind, so a spec counts its own.
+func instancesIn(st *stack.Stack, ns string) []sim.Instance {
+	var out []sim.Instance
+	for _, inst := range st.Sim.Instances() {
+		if inst.Namespace == ns {
+			out = append(out, inst)
+		}
+	}
+	return out
+}
+
+// provisioningObservations is how many times machineapi_machine_provisioning_duration_seconds has
+// been observed in this process.
+func provisioningObservations() float64 {
+	GinkgoHelper()
+	return scrape.Series(metrics.Registry, "machineapi_machine_provisioning_duration_seconds", nil,
+		func(err error) { Expect(err).NotTo(HaveOccurred()) })[""]
 }

@@ -53,6 +53,7 @@ var _ = Describe("Provisioning a Machine", func() {
 		key := client.ObjectKeyFromObject(m)
 
 		var phases []v1beta1.MachinePhase
+		var linkedBeforeRunning []string // versions showing the link without Running
 		Eventually(func() []v1beta1.MachinePhase {
 			for {
 				select {
@@ -60,6 +61,9 @@ var _ = Describe("Provisioning a Machine", func() {
 					if got, ok := ev.Object.(*v1beta1.Machine); ok && got.Name == "web-1" {
 						if p := got.Status.Phase; p != "" && (len(phases) == 0 || phases[len(phases)-1] != p) {
 							phases = append(phases, p)
+						}
+						if got.Status.NodeRef != nil && got.Status.Phase != v1beta1.MachinePhaseRunning {
+							linkedBeforeRunning = append(linkedBeforeRunning, got.ResourceVersion+" "+string(got.Status.Phase))
 						}
 					}
 				default:
@@ -70,6 +74,7 @@ var _ = Describe("Provisioning a Machine", func() {
 		Expect(phases).To(Equal([]v1beta1.MachinePhase{
 			v1beta1.MachinePhaseProvisioning, v1beta1.MachinePhaseProvisioned, v1beta1.MachinePhaseRunning}),
 			"Pending is skipped: Provisioning is written in the first reconcile, before Create")
+		Expect(linkedBeforeRunning).To(BeEmpty(), "the link to a Ready Node and Running are one status write")
 
 		got := getMachine(key)()
 		Expect(got.Spec.ProviderID).To(HavePrefix(sim.ProviderIDPrefix))
@@ -135,7 +140,7 @@ var _ = Describe("Provisioning a Machine", func() {
 		Expect(*got.Status.FailureReason).To(Equal(v1beta1.InvalidConfigurationFailure))
 		Expect(*got.Status.FailureMessage).To(ContainSubstring(`instanceType "enormous" is not offered`))
 		Expect(condition(key, v1beta1.InstanceProvisionedCondition)()).To(ContainSubstring("use one of large, medium, small"))
-		Expect(st.Sim.Instances()).To(BeEmpty())
+		Expect(instancesIn(st, ns)).To(BeEmpty())
 
 		Expect(updateMachine(key, func(m *v1beta1.Machine) {
 			m.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"instanceType":"medium"}`)}
@@ -204,9 +209,9 @@ var _ = Describe("Provisioning a Machine", func() {
 		Consistently(func() int { return st.Sim.CreatedInstances() }, "2s").Should(Equal(1))
 	})
 
-	It("leaves a paused Machine alone", func() {
+	DescribeTable("leaves a paused Machine alone", func(annotation string) {
 		start(stack.Options{})
-		m := builder.Machine(ns, "paused").WithAnnotations(map[string]string{v1beta1.PausedAnnotation: ""}).Build()
+		m := builder.Machine(ns, "paused").WithAnnotations(map[string]string{annotation: ""}).Build()
 		Expect(k8s.Create(ctx, m)).To(Succeed())
 		key := client.ObjectKeyFromObject(m)
 		Consistently(func() string {
@@ -214,11 +219,14 @@ var _ = Describe("Provisioning a Machine", func() {
 			return string(got.Status.Phase) + got.Spec.ProviderID
 		}, "3s").Should(BeEmpty())
 		Expect(getMachine(key)().Finalizers).To(BeEmpty())
-		Expect(st.Sim.Instances()).To(BeEmpty())
+		Expect(instancesIn(st, ns)).To(BeEmpty())
 
 		Expect(updateMachine(key, func(m *v1beta1.Machine) { m.Annotations = nil })).To(Succeed())
 		Eventually(phaseOf(key)).Should(Equal(v1beta1.MachinePhaseRunning), "unpausing resumes")
-	})
+	},
+		Entry("by machine.machineapi.dev/paused", v1beta1.PausedAnnotation),
+		Entry("by cluster.x-k8s.io/paused", v1beta1.ClusterAPIPausedAnnotation),
+	)
 })
 
 // k8sWatch watches the Machines of a namespace.

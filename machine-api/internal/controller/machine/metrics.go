@@ -2,20 +2,29 @@ package machine
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"machineapi.dev/drain"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/provider"
+	"machineapi.dev/machine-api/reconcile/statemetrics"
 )
 
+// Decisions, counted where they are taken.
 var (
 	providerCallDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "machineapi_provider_call_duration_seconds",
-		Help:    "Latency of provider calls by method (Create, Update, Exists, Delete) and outcome (ok, invalid_configuration, requeue, error).",
+		Help:    "Latency of provider calls by method (Create, Update, Exists, Delete) and outcome (ok, invalid_configuration, requeue, error); its _count counts the calls.",
 		Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 15, 60},
 	}, []string{"method", "outcome"})
 
@@ -24,10 +33,16 @@ var (
 		Help:    "How long draining a machine's Node took, by outcome (drained, timeout).",
 		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600},
 	}, []string{"outcome"})
+
+	provisioningDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "machineapi_machine_provisioning_duration_seconds",
+		Help:    "Time from a Machine's creation to phase Running (its Node linked and Ready).",
+		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(providerCallDuration, drainDuration)
+	metrics.Registry.MustRegister(providerCallDuration, drainDuration, provisioningDuration)
 }
 
 func observeProviderCall(method string, start, end time.Time, err error) {
@@ -46,34 +61,239 @@ func observeProviderCall(method string, start, end time.Time, err error) {
 	providerCallDuration.WithLabelValues(method, outcome).Observe(end.Sub(start).Seconds())
 }
 
-// PhaseCollector exports machineapi_machines{namespace,phase}: the number of Machines in each
-// phase, counted from the manager's cache when scraped. Reconcile errors are counted by
-// controller-runtime's controller_runtime_reconcile_errors_total{controller="machine"}.
-type PhaseCollector struct {
-	Reader client.Reader
+// observeRunning records how long a Machine that has just turned Running took to get there.
+func observeRunning(m *v1beta1.Machine) {
+	if m.Status.LastUpdated != nil {
+		provisioningDuration.Observe(statemetrics.Since(m.Status.LastUpdated.Time, m.CreationTimestamp.Time))
+	}
 }
 
-var phaseDesc = prometheus.NewDesc("machineapi_machines", "Machines by namespace and phase.", []string{"namespace", "phase"}, nil)
+// Reasons of machineapi_drains_blocked besides the drain module's causes (drain.Cause): what holds
+// a deletion at the drain.
+const (
+	// HoldPreDrainHook: preDrain lifecycle hooks remain (step WaitingForPreDrainHooks).
+	HoldPreDrainHook = "PreDrainHook"
+	// HoldVolumeDetach: volumes the drain freed are still attached (step WaitingForVolumeDetach).
+	HoldVolumeDetach = "VolumeDetach"
+	// HoldMachineDrainRule: a MachineDrainRule of the namespace cannot be used, so nothing is
+	// evicted until it is fixed.
+	HoldMachineDrainRule = "MachineDrainRule"
+)
 
-// Describe implements prometheus.Collector.
-func (c PhaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- phaseDesc }
+// drainHolds remembers, per Machine being drained, why its last drain step left pods on the Node
+// (the causes of drain.Result.Blocked): the one thing about a blocked drain its status does not
+// say in a form a metric can use. The collector reads it for the Machines its cache shows
+// draining, and forgets the others.
+type drainHolds struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]drainHold
+}
 
-// Collect implements prometheus.Collector.
-func (c PhaseCollector) Collect(ch chan<- prometheus.Metric) {
-	list := &v1beta1.MachineList{}
-	if err := c.Reader.List(context.Background(), list); err != nil {
+type drainHold struct {
+	uid    types.UID
+	causes []string // sorted, distinct
+}
+
+// set records what holds m's drain after a step (nothing: forget it).
+func (h *drainHolds) set(m *v1beta1.Machine, causes []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key := client.ObjectKeyFromObject(m)
+	if len(causes) == 0 {
+		delete(h.m, key)
 		return
 	}
-	type key struct{ ns, phase string }
-	counts := map[key]int{}
-	for i := range list.Items {
-		phase := string(list.Items[i].Status.Phase)
-		if phase == "" {
-			phase = string(v1beta1.MachinePhasePending)
-		}
-		counts[key{list.Items[i].Namespace, phase}]++
+	if h.m == nil {
+		h.m = map[types.NamespacedName]drainHold{}
 	}
-	for k, n := range counts {
-		ch <- prometheus.MustNewConstMetric(phaseDesc, prometheus.GaugeValue, float64(n), k.ns, k.phase)
+	h.m[key] = drainHold{uid: m.UID, causes: causes}
+}
+
+// forget drops what was recorded for m.
+func (h *drainHolds) forget(m *v1beta1.Machine) { h.set(m, nil) }
+
+// get returns what holds m's drain, as recorded for this very Machine (same UID).
+func (h *drainHolds) get(m *v1beta1.Machine) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if hold, ok := h.m[client.ObjectKeyFromObject(m)]; ok && hold.uid == m.UID {
+		return hold.causes
+	}
+	return nil
+}
+
+// retain forgets every Machine not in keep.
+func (h *drainHolds) retain(keep map[types.NamespacedName]bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k := range h.m {
+		if !keep[k] {
+			delete(h.m, k)
+		}
+	}
+}
+
+// blockedCauses returns the distinct causes of a drain step's blocked pods, sorted.
+func blockedCauses(res *drain.Result) []string {
+	var causes []string
+	for _, b := range res.Blocked {
+		if !slices.Contains(causes, string(b.Cause)) {
+			causes = append(causes, string(b.Cause))
+		}
+	}
+	slices.Sort(causes)
+	return causes
+}
+
+// The gauges of the Machine collector, computed from the cache at each scrape.
+var (
+	phaseDesc = prometheus.NewDesc("machineapi_machines",
+		"Machines by namespace and phase.", []string{"namespace", "phase"}, nil)
+	bySetDesc = prometheus.NewDesc("machineapi_machines_by_set",
+		"Machines by the MachineSet that controls them (empty: none) and its MachineDeployment (empty: none), phase and Ready condition status (True, False, Unknown).",
+		[]string{"namespace", "machinedeployment", "machineset", "phase", "ready"}, nil)
+	provisioningOldestDesc = prometheus.NewDesc("machineapi_machine_provisioning_oldest_seconds",
+		"Seconds since the creation of the oldest Machine of the namespace still in that phase on its way to Running (Pending, Provisioning, Provisioned), deleting Machines left out.",
+		[]string{"namespace", "phase"}, nil)
+	deletionsDesc = prometheus.NewDesc("machineapi_machine_deletions",
+		"Machines being deleted, by the step deletion waits on (the Deleting condition's reason; NotStarted before the first).",
+		[]string{"namespace", "step"}, nil)
+	drainsDesc = prometheus.NewDesc("machineapi_drains_in_progress",
+		"Machines whose Node is being drained (deletion step DrainingNode).", []string{"namespace"}, nil)
+	blockedDesc = prometheus.NewDesc("machineapi_drains_blocked",
+		"Machines whose deletion is held at the drain, by reason: a drain cause of a pod left on the Node (PodDisruptionBudget, WaitCompleted, DrainOrder, DrainFilter, EvictionError, StepDeadline), MachineDrainRule, PreDrainHook or VolumeDetach. A Machine counts once per reason.",
+		[]string{"namespace", "reason"}, nil)
+	blockedOldestDesc = prometheus.NewDesc("machineapi_drain_blocked_oldest_seconds",
+		"For the Machines of machineapi_drains_blocked, seconds since the oldest began the step it is held at (draining: status.deletion.nodeDrainStartTime; PreDrainHook: deletion; VolumeDetach: the volume wait's start).",
+		[]string{"namespace", "reason"}, nil)
+)
+
+// Collector returns the collector of the Machines' gauges (phases, readiness per set, the oldest
+// provisioning Machines, deletions by step, drains in progress and what blocks them), computed
+// from reader (the manager's cache) on the elected replica.
+func (r *Reconciler) Collector(reader client.Reader, elected <-chan struct{}) *statemetrics.Collector {
+	return statemetrics.New(reader, elected, r.collect,
+		phaseDesc, bySetDesc, provisioningOldestDesc, deletionsDesc, drainsDesc, blockedDesc, blockedOldestDesc)
+}
+
+// machineState is what the collector counts, keyed by label values.
+type machineState struct {
+	phases      map[[2]string]int
+	bySet       map[[5]string]int
+	provOldest  map[[2]string]float64
+	deletions   map[[2]string]int
+	drains      map[string]int
+	blocked     map[[2]string]int
+	blockOldest map[[2]string]float64
+}
+
+func (r *Reconciler) collect(ctx context.Context, reader client.Reader, ch chan<- prometheus.Metric) error {
+	list := &v1beta1.MachineList{}
+	if err := reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	now := r.Clock.Now()
+	st := machineState{
+		phases: map[[2]string]int{}, bySet: map[[5]string]int{}, provOldest: map[[2]string]float64{},
+		deletions: map[[2]string]int{}, drains: map[string]int{}, blocked: map[[2]string]int{}, blockOldest: map[[2]string]float64{},
+	}
+	draining := map[types.NamespacedName]bool{}
+	for i := range list.Items {
+		m := &list.Items[i]
+		if r.countMachine(&st, m, now) {
+			draining[client.ObjectKeyFromObject(m)] = true
+		}
+	}
+	r.holds.retain(draining)
+
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for k, n := range st.phases {
+		gauge(phaseDesc, float64(n), k[:]...)
+	}
+	for k, n := range st.bySet {
+		gauge(bySetDesc, float64(n), k[:]...)
+	}
+	for k, age := range st.provOldest {
+		gauge(provisioningOldestDesc, age, k[:]...)
+	}
+	for k, n := range st.deletions {
+		gauge(deletionsDesc, float64(n), k[:]...)
+	}
+	for ns, n := range st.drains {
+		gauge(drainsDesc, float64(n), ns)
+	}
+	for k, n := range st.blocked {
+		gauge(blockedDesc, float64(n), k[:]...)
+		gauge(blockedOldestDesc, st.blockOldest[k], k[:]...)
+	}
+	return nil
+}
+
+// countMachine adds m to st. It reports whether m is being drained (deletion step DrainingNode).
+func (r *Reconciler) countMachine(st *machineState, m *v1beta1.Machine, now time.Time) bool {
+	ns := m.Namespace
+	phase := m.Status.Phase
+	if phase == "" {
+		phase = v1beta1.MachinePhasePending
+	}
+	st.phases[[2]string{ns, string(phase)}]++
+	set := ""
+	if ref := metav1.GetControllerOf(m); ref != nil && ref.Kind == "MachineSet" {
+		set = ref.Name
+	}
+	ready := string(metav1.ConditionUnknown)
+	if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.ReadyCondition); c != nil {
+		ready = string(c.Status)
+	}
+	st.bySet[[5]string{ns, m.Labels[v1beta1.DeploymentNameLabel], set, string(phase), ready}]++
+
+	if m.DeletionTimestamp.IsZero() {
+		switch phase {
+		case v1beta1.MachinePhasePending, v1beta1.MachinePhaseProvisioning, v1beta1.MachinePhaseProvisioned:
+			oldest(st.provOldest, [2]string{ns, string(phase)}, statemetrics.Since(now, m.CreationTimestamp.Time))
+		}
+		return false
+	}
+
+	step := "NotStarted"
+	if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition); c != nil && c.Reason != "" {
+		step = c.Reason
+	}
+	st.deletions[[2]string{ns, step}]++
+	hold := func(reason string, since time.Time) {
+		k := [2]string{ns, reason}
+		st.blocked[k]++
+		oldest(st.blockOldest, k, statemetrics.Since(now, since))
+	}
+	deleted, d := m.DeletionTimestamp.Time, m.Status.Deletion
+	switch step {
+	case ReasonWaitingForPreDrainHooks:
+		hold(HoldPreDrainHook, deleted)
+	case ReasonWaitingForVolumeDetach:
+		since := deleted
+		if d != nil && d.WaitForNodeVolumeDetachStartTime != nil {
+			since = d.WaitForNodeVolumeDetachStartTime.Time
+		}
+		hold(HoldVolumeDetach, since)
+	case ReasonDrainingNode:
+		st.drains[ns]++
+		since := deleted
+		if d != nil && d.NodeDrainStartTime != nil {
+			since = d.NodeDrainStartTime.Time
+		}
+		for _, cause := range r.holds.get(m) {
+			hold(cause, since)
+		}
+		return true
+	}
+	return false
+}
+
+// oldest keeps the largest age seen for k.
+func oldest[K comparable](ages map[K]float64, k K, age float64) {
+	if cur, ok := ages[k]; !ok || age > cur {
+		ages[k] = age
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
@@ -52,9 +53,14 @@ func (r *Reconciler) provision(ctx context.Context, s *scope) (reconcile.Result,
 	}
 	if m.Spec.ProviderID == "" && m.Status.Phase != v1beta1.MachinePhaseProvisioning {
 		// Persist Provisioning before calling Create: if this process dies after Create, the next
-		// one sees Provisioning and looks for the instance first.
+		// one sees Provisioning and looks for the instance first. The status is written now, the one
+		// write a reconcile makes before its end, and Create follows in this reconcile once the API
+		// server has stored it (not in the next one, which would wait behind every queued Machine).
 		s.startProvisioning = true
-		return reconcile.Result{}, false, nil
+		if err := r.writeStatus(ctx, s); err != nil || s.machine.Status.Phase != v1beta1.MachinePhaseProvisioning {
+			return reconcile.Result{}, false, err // not stored (or the Machine is gone): no Create
+		}
+		m = s.machine
 	}
 
 	view, pctx := r.providerView(ctx, s)
@@ -73,7 +79,8 @@ func (r *Reconciler) provision(ctx context.Context, s *scope) (reconcile.Result,
 		if err := r.callCreate(pctx, view); err != nil {
 			return r.providerFailed(s, err)
 		}
-		r.Recorder.Eventf(m, nil, "Normal", EventInstanceCreated, "Provision", "created instance %s", view.Spec.ProviderID)
+		// Routine progress: the InstanceProvisioned condition says it (see emitTransitionEvents).
+		log.FromContext(ctx).V(1).Info("created the instance", "providerID", view.Spec.ProviderID)
 	default:
 		if err := r.callUpdate(pctx, view); err != nil {
 			return r.providerFailed(s, err)
@@ -138,7 +145,7 @@ func (r *Reconciler) persistProviderID(ctx context.Context, m *v1beta1.Machine, 
 	if err := r.Client.Patch(ctx, patched, client.MergeFrom(m)); err != nil {
 		return fmt.Errorf("recording spec.providerID %s on machine %s: %w", id, client.ObjectKeyFromObject(m), err)
 	}
-	r.written.Record(m.ResourceVersion, patched)
+	r.pendingWrites().Wrote(m.ResourceVersion, patched)
 	// The status patch that follows must be based on the object as it is now stored.
 	m.ResourceVersion = patched.ResourceVersion
 	m.Generation = patched.Generation

@@ -41,11 +41,13 @@ const (
 	ReasonDrainTimeout = "DrainTimeout"
 
 	// Event reasons without a condition of their own.
-	EventInstanceCreated    = "InstanceCreated"
 	EventInstanceAdopted    = "InstanceAdopted"
 	EventInstanceDeleted    = "InstanceDeleted"
 	EventNodeDeleted        = "NodeDeleted"
 	EventNodeDeleteGaveUp   = "NodeDeletionTimeout"
 	EventVolumeDetachGaveUp = "VolumeDetachTimeout"
-	EventRunning            = "Running"
+	// EventPodsDeleted (Warning): a drain step deleted pods instead of evicting them, past the
+	// pod deadline (drainDeadlineSeconds) or on a Node unreachable for longer than the drain
+	// module's bound; the message names each pod and the budgets it was deleted over.
+	EventPodsDeleted = "PodsDeleted"
 )

@@ -4,8 +4,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"machineapi.dev/drain"
+	"machineapi.dev/nodelink"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
@@ -17,12 +19,17 @@ type scope struct {
 	now     time.Time
 
 	// Create path.
-	classMissing      string           // why the MachineClass could not be used
-	startProvisioning bool             // the Machine moves to Provisioning now, before Create
-	observed          *v1beta1.Machine // the provider's view after Create/Update (providerID, addresses, providerStatus)
-	providerErr       error            // a transient provider failure, reported in InstanceProvisioned
-	providerWait      string           // a provider's RequeueAfter reason
-	failure           *failure         // a terminal failure found in this reconcile
+	classMissing      string            // why the MachineClass could not be used
+	startProvisioning bool              // the Machine moves to Provisioning now, before Create
+	observed          *v1beta1.Machine  // the provider's view after Create/Update (providerID, addresses, providerStatus)
+	providerErr       error             // a transient provider failure, reported in InstanceProvisioned
+	providerWait      string            // a provider's RequeueAfter reason
+	failure           *failure          // a terminal failure found in this reconcile
+	upToDate          *metav1.Condition // the UpToDate condition decided by this reconcile
+
+	// Link (link.go).
+	recordsLink bool           // this controller records the Machine's link for the node linker
+	link        *nodelink.Link // the link to record, decided by this reconcile; nil: keep the recorded one
 
 	// Node.
 	node        *corev1.Node

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,10 @@ import (
 	"machineapi.dev/nodelink"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
+	"machineapi.dev/machine-api/internal/uptodate"
+	"machineapi.dev/machine-api/machinelink"
+	"machineapi.dev/machine-api/reconcile/conditions"
 )
 
 // computeStatus returns the Machine's new status from what the reconcile in s observed. It makes no
@@ -20,6 +25,9 @@ func computeStatus(s *scope) v1beta1.MachineStatus {
 	m := s.machine
 	st := *m.Status.DeepCopy()
 	now := metav1.NewTime(s.now)
+	if s.link != nil {
+		machinelink.Record(&st, s.link)
+	}
 
 	if o := s.observed; o != nil {
 		st.Addresses = o.Status.Addresses
@@ -31,6 +39,16 @@ func computeStatus(s *scope) v1beta1.MachineStatus {
 	}
 	if providerID != "" && st.ProvisionedTime == nil {
 		st.ProvisionedTime = &now
+	}
+	if providerID != "" && st.MachineClass == nil && s.class != nil {
+		// The class the instance was created from (this reconcile's, or, for an instance made
+		// before the record existed, the class as it is when first seen).
+		st.MachineClass = uptodate.RecordClass(s.class)
+	}
+	if s.upToDate != nil {
+		c := *s.upToDate
+		c.ObservedGeneration = m.Generation // recording spec.providerID may have moved it since
+		conditions.Set(&st.Conditions, c, s.now)
 	}
 	if s.node != nil && s.node.Status.NodeInfo.KubeletVersion != "" {
 		st.Versions = &v1beta1.MachineStatusVersions{Kubelet: s.node.Status.NodeInfo.KubeletVersion}
@@ -98,7 +116,7 @@ func setInstanceProvisioned(st *v1beta1.MachineStatus, s *scope, providerID stri
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonPending, "the instance has not been requested yet"
 	}
-	meta.SetStatusCondition(&st.Conditions, c)
+	conditions.Set(&st.Conditions, c, s.now)
 }
 
 func setReady(st *v1beta1.MachineStatus, s *scope, failed bool, gen int64) {
@@ -134,7 +152,7 @@ func setReady(st *v1beta1.MachineStatus, s *scope, failed bool, gen int64) {
 			}
 		}
 	}
-	meta.SetStatusCondition(&st.Conditions, c)
+	conditions.Set(&st.Conditions, c, s.now)
 }
 
 // nodesUnreachable reports whether the node linker says it cannot see the Nodes, so whether the
@@ -157,18 +175,86 @@ func setDeletion(st *v1beta1.MachineStatus, s *scope, gen int64) {
 		setOnce(&st.Deletion.WaitForNodeVolumeDetachStartTime, s.volumeStart)
 		setOnce(&st.Deletion.NodeDeletionStartTime, s.nodeDelStart)
 	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+	conditions.Set(&st.Conditions, metav1.Condition{
 		Type: v1beta1.DeletingCondition, Status: metav1.ConditionTrue, Reason: d.step, Message: d.message, ObservedGeneration: gen,
-	})
+	}, s.now)
 	if dr := d.drain; dr != nil {
 		status := metav1.ConditionFalse
 		if dr.done {
 			status = metav1.ConditionTrue
 		}
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		conditions.Set(&st.Conditions, metav1.Condition{
 			Type: v1beta1.DrainedCondition, Status: status, Reason: dr.reason, Message: dr.message, ObservedGeneration: gen,
-		})
+		}, s.now)
 	}
+}
+
+// ownedConditions are the condition types the machine controller writes.
+var ownedConditions = []string{
+	v1beta1.ReadyCondition, v1beta1.InstanceProvisionedCondition, v1beta1.DrainedCondition, v1beta1.DeletingCondition,
+	v1beta1.UpToDateCondition,
+}
+
+// statusApply returns the server-side apply configuration of the status fields the machine
+// controller owns, taken from st: every field but status.nodeRef, and only the ownedConditions;
+// and, when it records the Machine's link for the node linker (recordsLink, see link.go), the
+// nodeRef and NodeLinked as well. A field unset in st is left out, which removes it. The UID makes
+// the write fail rather than land on a Machine re-created under the same name.
+func statusApply(m *v1beta1.Machine, st v1beta1.MachineStatus, recordsLink bool) *acv1beta1.MachineApplyConfiguration {
+	owned := ownedConditions
+	if recordsLink {
+		owned = append(slices.Clone(ownedConditions), v1beta1.NodeLinkedCondition)
+	}
+	ac := acv1beta1.MachineStatus().WithObservedGeneration(st.ObservedGeneration).
+		WithConditions(conditions.ApplyConfigurations(st.Conditions, owned...)...)
+	if recordsLink && st.NodeRef != nil {
+		ac.WithNodeRef(machinelink.NodeRefApplyConfiguration(*st.NodeRef))
+	}
+	if st.Phase != "" {
+		ac.WithPhase(st.Phase)
+	}
+	if len(st.Addresses) > 0 {
+		ac.WithAddresses(st.Addresses...)
+	}
+	if st.ProviderStatus != nil {
+		ac.WithProviderStatus(*st.ProviderStatus)
+	}
+	if st.Versions != nil {
+		ac.WithVersions(acv1beta1.MachineStatusVersions().WithKubelet(st.Versions.Kubelet))
+	}
+	if st.ProvisionedTime != nil {
+		ac.WithProvisionedTime(*st.ProvisionedTime)
+	}
+	if st.FailureReason != nil {
+		ac.WithFailureReason(*st.FailureReason)
+	}
+	if st.FailureMessage != nil {
+		ac.WithFailureMessage(*st.FailureMessage)
+	}
+	if d := st.Deletion; d != nil {
+		del := acv1beta1.MachineDeletionStatus()
+		if d.NodeDrainStartTime != nil {
+			del.WithNodeDrainStartTime(*d.NodeDrainStartTime)
+		}
+		if d.WaitForNodeVolumeDetachStartTime != nil {
+			del.WithWaitForNodeVolumeDetachStartTime(*d.WaitForNodeVolumeDetachStartTime)
+		}
+		if d.NodeDeletionStartTime != nil {
+			del.WithNodeDeletionStartTime(*d.NodeDeletionStartTime)
+		}
+		ac.WithDeletion(del)
+	}
+	if st.LastUpdated != nil {
+		ac.WithLastUpdated(*st.LastUpdated)
+	}
+	if c := st.MachineClass; c != nil {
+		rec := acv1beta1.MachineClassRecord().WithName(c.Name).WithSpecHash(c.SpecHash)
+		for _, f := range c.Fields {
+			rec.WithFields(acv1beta1.FieldHash().WithPath(f.Path).WithHash(f.Hash))
+		}
+		ac.WithMachineClass(rec)
+	}
+	return acv1beta1.Machine(m.Name, m.Namespace).WithUID(m.UID).WithStatus(ac)
 }
 
 func setOnce(field **metav1.Time, t *time.Time) {

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"machineapi.dev/drain/testplane"
+
 	"machineapi.dev/machine-api/internal/test/envtest"
 	"machineapi.dev/machine-api/manager"
 )
@@ -30,7 +32,8 @@ func TestMachineController(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, err = envtest.Start()
+	// The drain tests need PodDisruptionBudget status: the real disruption controller computes it.
+	env, err = envtest.StartWith(envtest.Options{Controllers: testplane.DisruptionControllers})
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
 	Expect(err).NotTo(HaveOccurred())

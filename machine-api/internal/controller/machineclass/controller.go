@@ -14,7 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/controller/machine"
+	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
 // Reconciler keeps the in-use finalizer of MachineClasses.
@@ -25,8 +26,8 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machineclasses,verbs=get;list;watch;update;patch
 
-// SetupWithManager watches MachineClasses and the Machines that refer to them. The machine
-// controller's indexes must be registered (machine.IndexMachines).
+// SetupWithManager watches MachineClasses and the Machines that refer to them. It finds a class's
+// Machines through index.MachineByClass, which the manager registers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machineclass").
@@ -69,14 +70,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		controllerutil.RemoveFinalizer(class, v1beta1.MachineClassFinalizer)
 	}
 	if err := r.Client.Patch(ctx, class, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("updating the finalizer of MachineClass %s: %w", req.NamespacedName, err))
+		// A conflict (the class changed since it was read) is retried soon, without an error.
+		return write.RequeueOnConflict(reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("updating the finalizer of MachineClass %s: %w", req.NamespacedName, err)))
 	}
 	return reconcile.Result{}, nil
 }
 
 func (r *Reconciler) users(ctx context.Context, class *v1beta1.MachineClass) ([]string, error) {
 	list := &v1beta1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(class.Namespace), client.MatchingFields{machine.IndexMachineClass: class.Name}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(class.Namespace), client.MatchingFields{index.MachineByClass: class.Name}); err != nil {
 		return nil, fmt.Errorf("listing the machines of MachineClass %s/%s: %w", class.Namespace, class.Name, err)
 	}
 	names := make([]string, 0, len(list.Items))

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,24 +17,30 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/controller/machineset"
+	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/internal/pending"
+	"machineapi.dev/machine-api/reconcile/steps"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
-// IndexSetController indexes MachineSets by the UID of their controlling MachineDeployment.
-const IndexSetController = "machinedeployment.machineset.controllerUID"
-
-// conflictRetry is how soon a deployment whose status write conflicted is reconciled again.
-const conflictRetry = 200 * time.Millisecond
+// FieldOwner is the server-side apply field manager of the MachineDeployment controller's status
+// writes.
+const FieldOwner = "machinedeployment-controller"
 
 // Reconciler is the MachineDeployment controller.
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads from the API server: which Machines are marked for deletion when the
+	// deployment shrinks (the cache may not show a mark made just before). Client when nil.
+	APIReader client.Reader
 	// Recorder emits events on MachineDeployments.
 	Recorder events.EventRecorder
 	// Clock is the time source.
@@ -46,65 +51,70 @@ type Reconciler struct {
 	// template labels match it are reconciled (the MachineSet controller skips the others' sets).
 	MachineSelector labels.Selector
 
-	expectations *expectations
+	// expectations are the MachineSet writes the cache does not show yet, per deployment.
+	expectations *pending.Writes
+	// written are the deployment's own status writes the cache does not show yet.
+	written *pending.Writes
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machineclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// SetupWithManager registers the MachineSet index and watches deployments and the sets they control.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+// SetupWithManager watches deployments, the sets they control, the MachineClasses their templates
+// name (an edit may make Machines due for replacement) and the delete-machine mark of their
+// Machines (which the deployment waits for before it scales a set down to replace them). It finds
+// a deployment's sets through index.MachineSetByDeployment, the Machines of its current set through
+// index.MachineBySet and a class's deployments through index.MachineDeploymentByClass, which the
+// manager registers.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	r.expectations = newExpectations(r.Clock)
-	err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.MachineSet{}, IndexSetController, func(o client.Object) []string {
-		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "MachineDeployment" && ref.APIVersion == v1beta1.GroupVersion.String() {
-			return []string{string(ref.UID)}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("indexing MachineSets by controlling MachineDeployment: %w", err)
-	}
+	r.expectations = pending.New(r.Clock, expectationsTimeout)
+	r.written = pending.New(r.Clock, expectationsTimeout)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machinedeployment").
 		For(&v1beta1.MachineDeployment{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}),
 			predicate.NewPredicateFuncs(r.inScope))).
 		Owns(&v1beta1.MachineSet{}).
+		Watches(&v1beta1.MachineClass{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfClass),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1beta1.Machine{}, handler.EnqueueRequestsFromMapFunc(deploymentOfMachine),
+			builder.WithPredicates(markChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
 
 // Reconcile moves one MachineDeployment one step towards its spec: it finds its MachineSets, deletes
 // them all when it is deleted, and otherwise waits until the sets show its earlier writes, updates
-// their metadata in place, records the revision, scales or rolls out by its strategy and prunes
-// old empty sets. Status is written once, at the end.
+// their in-place fields, records the revision, finds the Machines of its current set it replaces
+// (spec.rollout, an edited MachineClass), scales or rolls out by its strategy and prunes old empty
+// sets. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
-	md := &v1beta1.MachineDeployment{}
-	if err := r.Client.Get(ctx, req.NamespacedName, md); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.expectations.reset(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	md, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineDeployment{}, r.written, r.expectations)
+	if err != nil || md == nil {
+		return ctrl.Result{}, err
 	}
 	if v1beta1.IsPaused(md.Annotations) {
-		log.FromContext(ctx).V(1).Info("machinedeployment is paused; leaving it alone", "annotation", v1beta1.PausedAnnotation)
+		log.FromContext(ctx).V(1).Info("machinedeployment is paused; leaving it alone", "annotation", v1beta1.PausedBy(md.Annotations))
 		return ctrl.Result{}, nil
 	}
 	if md.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(md, v1beta1.MachineDeploymentFinalizer) {
 		if err := r.addFinalizer(ctx, md); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+			return write.RequeueOnConflict(ctrl.Result{}, client.IgnoreNotFound(err))
 		}
 	}
 
 	s := &scope{md: md, now: r.Clock.Now()}
 	defer func() {
-		retErr = errors.Join(retErr, r.writeStatus(ctx, s, &res))
+		deadline, err := r.writeStatus(ctx, s)
+		res, retErr = write.RequeueOnConflict(steps.Soonest(res, deadline), errors.Join(retErr, err))
 	}()
 
 	if res, done, err := r.listSets(ctx, s); err != nil || !done {
@@ -113,8 +123,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if !md.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
-	return runSteps(ctx, s,
+	return steps.Pipeline(ctx, s,
+		r.findStale, // first, so that the status never calls a rollout complete while Machines wait to be replaced
 		r.waitForSets,
+		r.syncAutoscalerKeys,
 		r.syncMetadata,
 		r.syncRevision,
 		r.rollout,
@@ -122,50 +134,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	)
 }
 
-// step is one stage of a reconcile. It returns done=false to stop the stages after it.
-type step func(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error)
-
-func runSteps(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error) {
-	for _, st := range steps {
-		res, done, err := st(ctx, s)
-		if err != nil || !done {
-			return res, err
-		}
-	}
-	return ctrl.Result{}, nil
-}
-
-// writeStatus writes the status computed from s with one patch, or nothing if it did not change,
-// and makes res requeue when the progress deadline would pass.
-func (r *Reconciler) writeStatus(ctx context.Context, s *scope, res *ctrl.Result) error {
+// writeStatus writes the status computed from s with one server-side apply, or nothing if it did
+// not change, and returns a requeue for when the progress deadline passes. The deployment
+// controller owns the whole status; the write cannot conflict (see package write), and the next
+// reconcile reads it back from r.written until the cache shows it.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.finalizerRemoved {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	status := computeStatus(s)
-	if d := untilDeadline(s.md, status, s.now); d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
-		res.RequeueAfter = d
-	}
+	deadline := ctrl.Result{RequeueAfter: untilDeadline(s.md, status, s.now)}
 	if equality.Semantic.DeepEqual(status, s.md.Status) {
-		return nil
+		return deadline, nil
 	}
-	before := s.md.DeepCopy()
-	updated := s.md.DeepCopy()
-	updated.Status = status
-	err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case err == nil:
-		r.emitTransitionEvents(before, updated)
-		return nil
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		// The cache had not caught up with our previous write (whose event the predicates drop),
-		// or someone changed the deployment: look again soon.
-		*res = ctrl.Result{RequeueAfter: conflictRetry}
-		return nil
-	default:
-		return fmt.Errorf("writing the status of MachineDeployment %s/%s: %w", s.md.Namespace, s.md.Name, err)
+	updated, err := write.Status(ctx, r.Client, r.written, s.md, statusApply(s.md, status), FieldOwner, &v1beta1.MachineDeployment{})
+	if err != nil {
+		return deadline, fmt.Errorf("writing the status of MachineDeployment %s/%s: %w", s.md.Namespace, s.md.Name, err)
 	}
+	if updated != nil {
+		r.emitTransitionEvents(s.md, updated)
+	}
+	return deadline, nil
 }
 
 // emitTransitionEvents records a Warning when the rollout misses its deadline or replicas leave the
@@ -181,10 +170,45 @@ func (r *Reconciler) emitTransitionEvents(before, after *v1beta1.MachineDeployme
 			r.Recorder.Eventf(after, nil, "Normal", now.Reason, "Rollout", now.Message)
 		}
 	}
-	wasB := meta.FindStatusCondition(before.Status.Conditions, machineset.AutoscalerBoundsCondition)
-	nowB := meta.FindStatusCondition(after.Status.Conditions, machineset.AutoscalerBoundsCondition)
+	wasB := meta.FindStatusCondition(before.Status.Conditions, v1beta1.AutoscalerBoundsCondition)
+	nowB := meta.FindStatusCondition(after.Status.Conditions, v1beta1.AutoscalerBoundsCondition)
 	if nowB != nil && nowB.Status == metav1.ConditionFalse && (wasB == nil || wasB.Reason != nowB.Reason) {
 		r.Recorder.Eventf(after, nil, "Warning", nowB.Reason, "Scale", nowB.Message)
+	}
+}
+
+// deploymentsOfClass maps a MachineClass to the deployments whose template names it.
+func (r *Reconciler) deploymentsOfClass(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &v1beta1.MachineDeploymentList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.MachineDeploymentByClass: o.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "listing the MachineDeployments of a MachineClass", "machineClass", o.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// deploymentOfMachine maps a Machine to the deployment its deployment-name label names.
+func deploymentOfMachine(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[v1beta1.DeploymentNameLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// markChanged passes only the Machine updates that add or remove the delete-machine annotation.
+func markChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetAnnotations()[v1beta1.DeleteMachineAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.DeleteMachineAnnotation]
+		},
 	}
 }
 

@@ -4,30 +4,57 @@
 //
 // # What a reconcile does
 //
-// get → paused annotation? leave it → finalizer → list the deployment's sets (controller index) →
-// on deletion, delete every set and drop the finalizer once they are gone (each set deletes its
-// Machines first; nothing relies on garbage collection) → wait for the sets (below) → update their
-// metadata in place → record the revision → scale or roll out → prune old empty sets. Status is
-// computed from the sets' status (status.go, pure functions) and written once, by one merge patch
-// with optimistic locking, and not at all when it did not change.
+// get → paused annotation (ours or cluster.x-k8s.io/paused, see v1beta1.PausedBy)? leave it →
+// finalizer → list the deployment's sets (controller index) → on deletion, delete every set and
+// drop the finalizer once they are gone (each set deletes its Machines first; nothing relies on
+// garbage collection) → find the current set's Machines to replace (below) → wait for the sets
+// (below) → keep the cluster-autoscaler's keys on them → update their in-place fields → record the
+// revision → scale or roll out → prune old empty sets. Status is
+// computed from the sets' status (status.go, pure functions) and written once, by one server-side
+// apply of the whole status (field manager machinedeployment-controller, see package write), and
+// not at all when it did not change.
 //
 // # MachineSets
 //
 // A set is named <deployment>-<hash>, the hash (10 characters) taken over the template's spec
-// without spec.metadata and spec.taints (hash.go). It has the deployment as controller, the
+// without its in-place fields (uptodate.TemplateHash). It has the deployment as controller, the
 // deployment-name label, the revision annotation, the deployment's selector plus its own set-name
 // label (so sets never share Machines), the MachineSet finalizer already set, and the desired- and
 // max-replicas annotations (the deployment's replicas and replicas + maxSurge when the set was last
 // scaled, as apps/v1 keeps them). The new set is the one whose hash is the deployment's; the others
-// are old.
+// are old. When several sets have the hash (sets named by an earlier hash, which counted deletion
+// settings and hooks), the set named for it wins, else the highest revision.
 //
-// # Metadata in place
+// Every set also carries the keys the cluster-autoscaler hard-codes (autoscalerkeys.go): the
+// cluster.x-k8s.io/deployment-name label and the machinedeployment.clusters.x-k8s.io/revision
+// annotation, equal to our revision. They are set at creation, changed with our revision on a
+// rollback, and repaired by every reconcile, paused or not: the autoscaler finds a deployment's
+// sets by the label and does not scale down a deployment whose old sets (by the revision) still
+// have Machines.
 //
-// template.metadata, template.spec.metadata and template.spec.taints are not part of the hash: a
-// change to them creates no set; it is copied into every set's template (new and old, while not
-// paused), and each set updates its Machines, and the node linker their Nodes. The same holds for
-// the sets' deletePolicy (from strategy.rollingUpdate.deletePolicy) and minReadySeconds. Any other
-// template change creates a new set and rolls out.
+// # In-place fields
+//
+// template.metadata and the template spec's metadata, taints, deletion and lifecycleHooks
+// (uptodate.InPlaceFields) are not part of the hash: a change to them creates no set; it is copied
+// into every set's template (new and old, while not paused), and each set updates its Machines
+// (spec.deletion also on Machines being deleted, hooks only on the others), and the node linker
+// their Nodes. The same holds for the sets' deletePolicy (from strategy.rollingUpdate.deletePolicy)
+// and minReadySeconds. Any other template change creates a new set and rolls out.
+//
+// # Replacing Machines of the current set
+//
+// findStale (stale.go) lists the new set's Machines and asks uptodate.Decide which ones the
+// deployment replaces although their template is current: instances created before
+// spec.rollout.after once it has passed, older than spec.rollout.machineMaxAgeSeconds, or made from
+// a MachineClass edited since (unless spec.rollout.machineClassChanges is Ignore). RollingUpdate
+// counts them as one more old set, the newest (nextRollingStep): the new set grows within maxSurge
+// for their replacements, and they go after the old sets' Machines while maxUnavailable allows,
+// unavailable ones first, then the oldest instance first. Recreate removes them all and grows the
+// set back once they are gone; OnDelete and a paused deployment leave them. To remove one, the
+// deployment marks it with the delete-machine annotation and lowers the set's replicas only once
+// its cache shows the mark (the set reads the same cache and deletes marked Machines first), so
+// the set deletes that Machine and no other. The deployment watches the marks of its Machines and
+// the MachineClass its template names, and asks to come back when the next Machine becomes due.
 //
 // # Strategies
 //
@@ -51,9 +78,14 @@
 // one) is spread over them in proportion to their size (apps/v1's proportional scaling: each
 // set's share is its replicas × (replicas + maxSurge) / its max-replicas annotation, leftovers to
 // the largest set). The replicas and the annotations are written together, so computing the scale
-// again finds nothing to do. Before computing any step the deployment waits until (1) its cache
-// shows every set write it made (expectations.go: each write is optimistic-locked and remembers the
-// resourceVersion it replaced), and (2) every set's status.observedGeneration is its generation
+// again finds nothing to do. A decrease first takes the Machines marked
+// machine.machineapi.dev/delete-machine from whichever sets hold them, and spreads only the rest
+// (OnDelete: takes the rest from the oldest old sets); marks decide which sets shrink, never by
+// how many Machines in all (scaleTargets and onDeleteTargets). The marks are read from the API
+// server (marks.go), not the cache: the cluster-autoscaler marks just before it lowers the
+// replicas. Before computing any step the deployment waits until (1) its cache
+// shows every set write it made (a pending.Writes, see expectations.go: each write is
+// optimistic-locked and remembers the resourceVersion it replaced), and (2) every set's status.observedGeneration is its generation
 // (a set advances it only once it has acted on its spec), so no step is computed from stale counts:
 // Gardener MCM #754 and #816 scaled twice that way. A set with the paused annotation therefore
 // holds its deployment's rollout until the annotation is removed.
@@ -72,23 +104,25 @@
 //
 // # Conditions and status
 //
-// replicas, readyReplicas and availableReplicas sum the sets' status; updatedReplicas is the new
-// set's; unavailableReplicas is replicas wanted minus available. Available: at least replicas -
+// replicas, readyReplicas, availableReplicas and upToDateReplicas sum the sets' status;
+// updatedReplicas is the new set's; unavailableReplicas is replicas wanted minus available. Available: at least replicas -
 // maxUnavailable available (all of them for Recreate and OnDelete). Progressing, as apps/v1:
 // True/NewMachineSetCreated or MachineSetUpdated while progressing, True/NewMachineSetAvailable when
 // done, Unknown/DeploymentPaused, False/ProgressDeadlineExceeded after progressDeadlineSeconds
 // without progress (a new or scaled set, a spec change, or a change in the counts); its
 // lastTransitionTime is the time of the last progress. AutoscalerBounds as on MachineSets (see
-// machineset.AutoscalerBounds): replicas outside the autoscaler annotations is reported, not
+// package autoscaler): replicas outside the autoscaler annotations is reported, not
 // changed.
 //
 // # Requeues
 //
 // Events drive the work (the deployment and its sets, whose status changes as their Machines do).
-// Timed requeues: at the progress deadline, the expectations timeout (5 minutes, the fallback for
-// a lost event), nameTakenRetry while the new set's name is taken, conflictRetry after a status
-// write conflict.
+// Timed requeues: at the progress deadline, when the next Machine of the current set becomes due
+// for replacement (spec.rollout), the expectations timeout (5 minutes, the fallback for a lost
+// event), nameTakenRetry while the new set's name is taken, write.ConflictRetry after a guarded
+// write (finalizer, revision, a set's replicas or metadata) met a conflict.
 //
-// Start reading at Reconcile in controller.go; sets.go and strategy.go hold the steps, rollout.go
-// the arithmetic, status.go the status.
+// Start reading at Reconcile in controller.go; sets.go, stale.go and strategy.go hold the steps,
+// rollout.go and rollout_stale.go the arithmetic, status.go the status; plan.go what kubectl
+// machine rollout plan takes from the controller.
 package machinedeployment

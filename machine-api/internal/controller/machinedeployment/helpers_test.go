@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -216,9 +215,4 @@ func (s *sampler) Stop() (minReady, maxLive int, mixed bool) {
 	defer s.mu.Unlock()
 	Expect(len(s.states)).To(BeNumerically(">=", 3), "the sampler saw the rollout between its first and last state")
 	return s.minReady, s.maxLive, s.mixed
-}
-
-func ownedBy(m *v1beta1.Machine, set *v1beta1.MachineSet) bool {
-	ref := metav1.GetControllerOf(m)
-	return ref != nil && ref.UID == set.UID
 }

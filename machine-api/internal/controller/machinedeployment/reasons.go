@@ -31,4 +31,5 @@ const (
 	EventSetCreated      = "MachineSetCreated"
 	EventSetDeleted      = "MachineSetDeleted"
 	EventMetadataUpdated = "MetadataUpdated"
+	EventReplacing       = "ReplacingMachines"
 )

@@ -27,6 +27,9 @@ type setState struct {
 	// desired is the deployment's replicas when the set was last scaled (DesiredReplicasAnnotation);
 	// -1 when unknown.
 	desired int32
+	// marked is how many of the set's Machines carry the delete-machine annotation and are not
+	// being deleted; counted only when the deployment shrinks (see withMarks).
+	marked int32
 }
 
 // fenceposts resolves a rolling update's maxSurge (a percentage of replicas rounded up) and
@@ -168,26 +171,79 @@ func activeOrLatest(newSet *setState, olds []setState) *setState {
 	return latest
 }
 
+// allowedTotal is how many Machines the sets of a deployment of replicas may hold together while
+// it rolls out: replicas + surge, and none at all for a deployment scaled to zero.
+func allowedTotal(replicas, surge int32) int32 {
+	if replicas == 0 {
+		return 0
+	}
+	return replicas + surge
+}
+
+// takeMarked says how many Machines each set gives up first when the deployment's sets hold
+// decrease Machines too many: the Machines marked with the delete-machine annotation (marked), from
+// whichever set holds them, oldest set first, never more than decrease in all nor more than a
+// set's replicas. Marks decide which sets shrink, never by how much in all: the rest of the
+// decrease is spread as without them.
+func takeMarked(decrease int32, sets []setState) map[string]int32 {
+	out := map[string]int32{}
+	for _, s := range sortedByCreation(sets) {
+		if decrease <= 0 {
+			break
+		}
+		if n := min(s.marked, s.replicas, decrease); n > 0 {
+			out[s.name] = n
+			decrease -= n
+		}
+	}
+	return out
+}
+
+// scaleTargets returns the replicas of the sets that have replicas (by name) after a change of the
+// deployment's replicas while several sets have them: a decrease first takes the marked Machines
+// from the sets that hold them (takeMarked), and what is left of it, or an increase, is spread in
+// proportion (proportional). When a mark was taken every such set is in the result, so each gets
+// the new size recorded and the scale is not computed again.
+func scaleTargets(replicas, surge, statusReplicas int32, sets []setState) map[string]int32 {
+	active := withReplicas(sets)
+	taken := takeMarked(sumReplicas(active)-allowedTotal(replicas, surge), active)
+	if len(taken) == 0 {
+		return proportional(replicas, surge, statusReplicas, sets)
+	}
+	for i := range active {
+		active[i].replicas -= taken[active[i].name]
+	}
+	out := proportional(replicas, surge, statusReplicas, active)
+	for _, s := range active {
+		if _, ok := out[s.name]; !ok {
+			out[s.name] = s.replicas
+		}
+	}
+	return out
+}
+
 // proportional spreads a change of the deployment's replicas over the sets that have replicas, in
 // proportion to their size, as apps/v1 does: each set's share of the new total
 // (replicas + surge) is its replicas scaled by new total / the total it was last scaled for
 // (maxReplicas). Rounding leftovers go to the largest set (on ties, the newest when growing, the
 // oldest when shrinking). The result depends only on the sets' recorded sizes, so computing it
-// again after it was applied changes nothing: a scale is never applied twice.
+// again after it was applied returns the same sizes: a scale is never applied twice. When the sets
+// already add up to the new total, every set keeps its replicas but is still in the result, so
+// that each gets the deployment's new size recorded: a set left with an earlier size (its write
+// refused by a conflict, or a decrease the surge absorbed) would make every later reconcile a
+// scaling event, and a rollout would never resume.
 func proportional(replicas, surge, statusReplicas int32, sets []setState) map[string]int32 {
-	var active []setState
-	for _, s := range sets {
-		if s.replicas > 0 {
-			active = append(active, s)
-		}
-	}
+	active := withReplicas(sets)
 	out := map[string]int32{}
-	allowed := int32(0)
-	if replicas > 0 {
-		allowed = replicas + surge
-	}
+	allowed := allowedTotal(replicas, surge)
 	toAdd := allowed - sumReplicas(active)
-	if toAdd == 0 || len(active) == 0 {
+	if toAdd == 0 {
+		for _, s := range active {
+			out[s.name] = s.replicas
+		}
+		return out
+	}
+	if len(active) == 0 {
 		return out
 	}
 	slices.SortStableFunc(active, func(a, b setState) int {
@@ -233,6 +289,17 @@ func proportion(s setState, replicas, allowed, statusReplicas, toAdd, added int3
 		return min(fraction, left)
 	}
 	return max(fraction, left)
+}
+
+// withReplicas returns the sets that have replicas, in order.
+func withReplicas(sets []setState) []setState {
+	var out []setState
+	for _, s := range sets {
+		if s.replicas > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func sumReplicas(sets []setState) int32 {

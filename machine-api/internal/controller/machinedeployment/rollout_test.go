@@ -178,6 +178,13 @@ func TestProportional(t *testing.T) {
 			sets: []setState{st("old", 0, 3, 3, 4), st("new", 1, 1, 0, 4)},
 			want: map[string]int32{"old": 0, "new": 0},
 		},
+		"the sets already add up to the new total (6 -> 5 with surge 1 at old 2, new 4): both keep their replicas and get the new size recorded": {
+			// The state a conflict on the new set's write leaves: the old set was scaled for 5, the
+			// new one still records 6; without its new size every reconcile is a scaling event.
+			replicas: 5, surge: 1,
+			sets: []setState{st("old", 0, 2, 2, 6), st("new", 1, 4, 4, 7)},
+			want: map[string]int32{"old": 2, "new": 4},
+		},
 		"sets without replicas are left alone": {
 			replicas: 6, surge: 0,
 			sets: []setState{st("empty", 0, 0, 0, 3), st("a", 1, 2, 2, 3), st("b", 2, 1, 1, 3)},
@@ -215,8 +222,8 @@ func TestProportionalAppliesOnce(t *testing.T) {
 		sets[i].replicas = first[sets[i].name]
 		sets[i].maxReplicas = 10
 	}
-	if again := proportional(8, 2, 10, sets); len(again) != 0 {
-		t.Fatalf("the scale was applied again: %v", again)
+	if again := proportional(8, 2, 10, sets); !maps.Equal(again, first) {
+		t.Fatalf("the scale was applied again: %v after %v", again, first)
 	}
 }
 
@@ -260,7 +267,7 @@ func TestOnDeleteTargets(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, gotNew := onDeleteTargets(tc.replicas, tc.old)
+			got, gotNew := onDeleteTargets(tc.replicas, tc.old, nil)
 			if !maps.Equal(got, tc.want) || gotNew != tc.wantNew {
 				t.Fatalf("old %v new %d, want %v %d", got, gotNew, tc.want, tc.wantNew)
 			}
@@ -269,3 +276,107 @@ func TestOnDeleteTargets(t *testing.T) {
 }
 
 func ref[T any](v T) *T { return &v }
+
+// marked is st with n Machines carrying the delete-machine annotation.
+func marked(s setState, n int32) setState { s.marked = n; return s }
+
+func TestScaleTargetsTakesMarkedMachinesFirst(t *testing.T) {
+	cases := map[string]struct {
+		replicas, surge int32
+		sets            []setState
+		want            map[string]int32
+	}{
+		// The cluster-autoscaler marked a Machine of the smaller (new) set and lowered the
+		// deployment 3 -> 2 with a rollout paused half-way (old 3, new 1): proportional spreading
+		// alone would take the old set's Machine (see the next case).
+		"a mark in the smaller set: that set shrinks": {
+			replicas: 2, surge: 1,
+			sets: []setState{st("old", 0, 3, 3, 4), marked(st("new", 1, 1, 1, 4), 1)},
+			want: map[string]int32{"old": 3, "new": 0},
+		},
+		"without a mark the largest set shrinks": {
+			replicas: 2, surge: 1,
+			sets: []setState{st("old", 0, 3, 3, 4), st("new", 1, 1, 1, 4)},
+			want: map[string]int32{"old": 2, "new": 1},
+		},
+		"a mark in the old set, which is smaller": {
+			replicas: 3, surge: 1,
+			sets: []setState{marked(st("old", 0, 2, 2, 5), 1), st("new", 1, 3, 3, 5)},
+			want: map[string]int32{"old": 1, "new": 3},
+		},
+		"marks beyond the decrease are left for later, oldest set first": {
+			replicas: 3, surge: 1,
+			sets: []setState{marked(st("old", 0, 2, 2, 5), 1), marked(st("new", 1, 3, 3, 5), 2)},
+			want: map[string]int32{"old": 1, "new": 3},
+		},
+		"the rest of a larger decrease is spread in proportion": {
+			replicas: 2, surge: 1,
+			sets: []setState{marked(st("old", 0, 2, 2, 5), 1), st("new", 1, 3, 3, 5)},
+			want: map[string]int32{"old": 1, "new": 2},
+		},
+		"a mark never takes a set below zero": {
+			replicas: 1, surge: 0,
+			sets: []setState{marked(st("old", 0, 1, 1, 3), 3), st("new", 1, 2, 2, 3)},
+			want: map[string]int32{"old": 0, "new": 1},
+		},
+		"marks do not change a scale-up": {
+			replicas: 8, surge: 2,
+			sets: []setState{marked(st("old", 0, 4, 4, 6), 1), st("new", 1, 2, 0, 6)},
+			want: map[string]int32{"old": 7, "new": 3},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := scaleTargets(tc.replicas, tc.surge, 0, tc.sets)
+			if !maps.Equal(got, tc.want) {
+				t.Fatalf("targets %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestScaleTargetsAppliesOnce: once the marked Machine's set has shrunk and every set carries the
+// new size, computing the scale again changes nothing, although the mark is still there until
+// the Machine is gone.
+func TestScaleTargetsAppliesOnce(t *testing.T) {
+	sets := []setState{marked(st("old", 0, 2, 2, 5), 1), st("new", 1, 3, 3, 5)}
+	first := scaleTargets(3, 1, 5, sets)
+	for i := range sets {
+		sets[i].replicas = first[sets[i].name]
+		sets[i].maxReplicas = 4
+	}
+	if again := scaleTargets(3, 1, 4, sets); !maps.Equal(again, first) {
+		t.Fatalf("the scale was applied again: %v after %v", again, first)
+	}
+}
+
+func TestOnDeleteTargetsTakeMarkedMachinesFirst(t *testing.T) {
+	cases := map[string]struct {
+		replicas int32
+		old      []setState
+		newSet   setState
+		want     map[string]int32
+		wantNew  int32
+	}{
+		"a mark in an old set: that set shrinks, the new set keeps its Machines": {
+			replicas: 2, old: []setState{marked(st("old", 0, 1, 1, 0), 1)}, newSet: st("new", 1, 2, 2, 0),
+			want: map[string]int32{"old": 0}, wantNew: 2,
+		},
+		"without a mark the new set shrinks": {
+			replicas: 2, old: []setState{st("old", 0, 1, 1, 0)}, newSet: st("new", 1, 2, 2, 0),
+			want: map[string]int32{"old": 1}, wantNew: 1,
+		},
+		"a mark in the new set: the old sets keep theirs": {
+			replicas: 2, old: []setState{st("old", 0, 2, 2, 0)}, newSet: marked(st("new", 1, 1, 1, 0), 1),
+			want: map[string]int32{"old": 2}, wantNew: 0,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, gotNew := onDeleteTargets(tc.replicas, tc.old, &tc.newSet)
+			if !maps.Equal(got, tc.want) || gotNew != tc.wantNew {
+				t.Fatalf("old %v new %d, want %v %d", got, gotNew, tc.want, tc.wantNew)
+			}
+		})
+	}
+}

@@ -19,6 +19,14 @@ type scope struct {
 	oldSets  []*v1beta1.MachineSet          // the others, oldest first
 	deleting int                            // owned sets being deleted
 
+	// The new set's Machines that the deployment replaces although their template is current (see
+	// findStale), not deleting, in replacement order; why, by name; how many are available; and how
+	// many of the new set's Machines are being deleted.
+	stale          []*v1beta1.Machine
+	staleWhy       map[string]string
+	staleAvailable int32
+	newDeleting    int
+
 	// What this reconcile did or found.
 	createdSet       bool   // the new MachineSet was created
 	scaled           bool   // some set's replicas changed

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/internal/uptodate"
 )
 
 // nameTakenRetry is how often a deployment whose new MachineSet name is taken by another object
@@ -26,10 +28,10 @@ const nameTakenRetry = 30 * time.Second
 // new set (its template, metadata aside, is the deployment's) and the old ones, oldest first.
 func (r *Reconciler) listSets(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
 	list := &v1beta1.MachineSetList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(s.md.Namespace), client.MatchingFields{IndexSetController: string(s.md.UID)}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(s.md.Namespace), client.MatchingFields{index.MachineSetByDeployment: string(s.md.UID)}); err != nil {
 		return reconcile.Result{}, false, fmt.Errorf("listing the MachineSets of MachineDeployment %s/%s: %w", s.md.Namespace, s.md.Name, err)
 	}
-	s.hash = templateHash(&s.md.Spec.Template)
+	s.hash = uptodate.TemplateHash(&s.md.Spec.Template)
 	s.cached = map[string]*v1beta1.MachineSet{}
 	for i := range list.Items {
 		set := &list.Items[i]
@@ -41,17 +43,33 @@ func (r *Reconciler) listSets(ctx context.Context, s *scope) (reconcile.Result, 
 		s.sets = append(s.sets, set)
 	}
 	slices.SortStableFunc(s.sets, func(a, b *v1beta1.MachineSet) int { return byCreation(stateOf(a), stateOf(b)) })
-	for _, set := range s.sets {
-		if templateHash(&set.Spec.Template) == s.hash && (s.newSet == nil || set.Name == setName(s.md, s.hash)) {
-			s.newSet = set
-		}
-	}
+	s.newSet = currentSet(s.md, s.hash, s.sets)
 	for _, set := range s.sets {
 		if set != s.newSet {
 			s.oldSets = append(s.oldSets, set)
 		}
 	}
 	return reconcile.Result{}, true, nil
+}
+
+// currentSet returns the new set among sets (not deleting): the one whose template has the
+// deployment's hash. When several have it (sets named by an earlier hash, which still counted
+// deletion settings and hooks, can share one), the set named for the hash wins, else the highest
+// revision, the one holding the Machines. Nil when none has it: the deployment creates one.
+func currentSet(md *v1beta1.MachineDeployment, hash string, sets []*v1beta1.MachineSet) *v1beta1.MachineSet {
+	var found *v1beta1.MachineSet
+	for _, set := range sets {
+		if uptodate.TemplateHash(&set.Spec.Template) != hash {
+			continue
+		}
+		switch {
+		case found == nil, set.Name == setName(md, hash):
+			found = set
+		case found.Name != setName(md, hash) && revision(set.Annotations) > revision(found.Annotations):
+			found = set
+		}
+	}
+	return found
 }
 
 func setName(md *v1beta1.MachineDeployment, hash string) string {
@@ -85,6 +103,7 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 		},
 	}
 	applyDeploymentSpec(md, set)
+	withAutoscalerKeys(md, set)
 	err := r.Client.Create(ctx, set)
 	switch {
 	case apierrors.IsAlreadyExists(err):
@@ -93,7 +112,7 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 	case err != nil:
 		return reconcile.Result{}, fmt.Errorf("creating MachineSet %s for MachineDeployment %s: %w", name, md.Name, err)
 	}
-	r.expectations.created(md, name)
+	r.expectations.Created(md, name)
 	s.createdSet = true
 	r.Recorder.Eventf(md, set, "Normal", EventSetCreated, "Rollout", "created MachineSet %s (revision %d) with %d replicas", name, rev, replicas)
 	return reconcile.Result{}, r.recordRevision(ctx, s, strconv.FormatInt(rev, 10))
@@ -118,8 +137,9 @@ func setSelector(md *v1beta1.MachineDeployment, name string) v1beta1.LabelSelect
 }
 
 // applyDeploymentSpec sets what a MachineSet takes from its deployment and may change in place:
-// template metadata (plus the set-name and deployment-name labels), node metadata and taints,
-// deletePolicy and minReadySeconds. It reports whether anything changed.
+// template metadata (plus the set-name and deployment-name labels), the template's in-place fields
+// (uptodate.CopyInPlace: node metadata, taints, deletion settings, lifecycle hooks), deletePolicy
+// and minReadySeconds. It reports whether anything changed.
 func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet) bool {
 	before := set.Spec.DeepCopy()
 	t := &set.Spec.Template
@@ -130,8 +150,7 @@ func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet)
 	t.Metadata.Labels[v1beta1.SetNameLabel] = set.Name
 	t.Metadata.Labels[v1beta1.DeploymentNameLabel] = md.Name
 	t.Metadata.Annotations = maps.Clone(md.Spec.Template.Metadata.Annotations)
-	t.Spec.Metadata = *md.Spec.Template.Spec.Metadata.DeepCopy()
-	t.Spec.Taints = slices.Clone(md.Spec.Template.Spec.Taints)
+	uptodate.CopyInPlace(&t.Spec, &md.Spec.Template.Spec)
 	set.Spec.DeletePolicy = v1beta1.RandomDeletePolicy
 	if ru := md.Spec.Strategy.RollingUpdate; ru != nil && ru.DeletePolicy != "" {
 		set.Spec.DeletePolicy = ru.DeletePolicy
@@ -141,8 +160,9 @@ func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet)
 }
 
 // syncMetadata brings every set's in-place fields (see applyDeploymentSpec) in line with the
-// deployment, so that a change of labels, annotations, node metadata or taints reaches existing
-// Machines without a rollout. Paused deployments keep their sets as they are.
+// deployment, so that a change of labels, annotations, node metadata, taints, deletion settings or
+// lifecycle hooks reaches existing Machines without a rollout. Paused deployments keep their sets
+// as they are.
 func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
 	if s.md.Spec.Paused {
 		return reconcile.Result{}, true, nil
@@ -154,13 +174,13 @@ func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Resu
 			continue
 		}
 		if err := r.patchSet(ctx, s, set, changed); err != nil {
-			return reconcile.Result{}, false, fmt.Errorf("updating the template metadata of MachineSet %s: %w", set.Name, err)
+			return reconcile.Result{}, false, fmt.Errorf("updating the in-place fields of MachineSet %s: %w", set.Name, err)
 		}
 		updated = append(updated, set.Name)
 	}
 	if len(updated) > 0 {
 		r.Recorder.Eventf(s.md, nil, "Normal", EventMetadataUpdated, "UpdateMetadata",
-			"updated the template metadata of MachineSets %v in place; their Machines and Nodes follow without a rollout", updated)
+			"updated the in-place fields of MachineSets %v; their Machines and Nodes follow without a rollout", updated)
 	}
 	return reconcile.Result{}, true, nil
 }
@@ -178,6 +198,7 @@ func (r *Reconciler) syncRevision(ctx context.Context, s *scope) (reconcile.Resu
 			changed.Annotations = map[string]string{}
 		}
 		changed.Annotations[v1beta1.RevisionAnnotation] = strconv.FormatInt(top+1, 10)
+		withAutoscalerKeys(s.md, changed)
 		if err := r.patchSet(ctx, s, s.newSet, changed); err != nil {
 			return reconcile.Result{}, false, fmt.Errorf("updating the revision of MachineSet %s: %w", s.newSet.Name, err)
 		}
@@ -238,7 +259,7 @@ func (r *Reconciler) patchSet(ctx context.Context, s *scope, set, changed *v1bet
 	if err := r.Client.Patch(ctx, changed, client.MergeFromWithOptions(set, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
-	r.expectations.wrote(s.md, set.Name, rv)
+	r.expectations.Updated(s.md, set.Name, rv, nil)
 	*set = *changed
 	return nil
 }

@@ -9,7 +9,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/controller/machineset"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
+	"machineapi.dev/machine-api/internal/autoscaler"
+	"machineapi.dev/machine-api/reconcile/conditions"
 )
 
 // computeStatus returns the deployment's new status from its sets as the reconcile saw them. It
@@ -17,11 +19,12 @@ import (
 func computeStatus(s *scope) v1beta1.MachineDeploymentStatus {
 	md := s.md
 	st := *md.Status.DeepCopy()
-	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0, 0
+	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas, st.UpToDateReplicas = 0, 0, 0, 0, 0
 	for _, set := range s.sets {
 		st.Replicas += set.Status.Replicas
 		st.ReadyReplicas += set.Status.ReadyReplicas
 		st.AvailableReplicas += set.Status.AvailableReplicas
+		st.UpToDateReplicas += set.Status.UpToDateReplicas
 	}
 	if s.newSet != nil {
 		st.UpdatedReplicas = s.newSet.Status.Replicas
@@ -32,12 +35,12 @@ func computeStatus(s *scope) v1beta1.MachineDeploymentStatus {
 	}
 	st.ObservedGeneration = md.Generation
 
-	setCondition(&st.Conditions, available(s, st), s.now)
+	conditions.Set(&st.Conditions, available(s, st), s.now)
 	progressing(s, &st)
-	if bounds, ok := machineset.AutoscalerBounds(md.Annotations, s.replicas(), md.Generation); ok {
-		setCondition(&st.Conditions, bounds, s.now)
+	if bounds, ok := autoscaler.Bounds(md.Annotations, s.replicas(), md.Generation); ok {
+		conditions.Set(&st.Conditions, bounds, s.now)
 	} else {
-		meta.RemoveStatusCondition(&st.Conditions, machineset.AutoscalerBoundsCondition)
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.AutoscalerBoundsCondition)
 	}
 	return st
 }
@@ -69,19 +72,20 @@ func progressing(s *scope, st *v1beta1.MachineDeploymentStatus) {
 	c := metav1.Condition{Type: v1beta1.ProgressingCondition, Status: metav1.ConditionTrue, ObservedGeneration: md.Generation}
 	progressed := s.createdSet || s.scaled || md.Status.ObservedGeneration != md.Generation ||
 		st.Replicas != md.Status.Replicas || st.UpdatedReplicas != md.Status.UpdatedReplicas ||
+		st.UpToDateReplicas != md.Status.UpToDateReplicas ||
 		st.ReadyReplicas != md.Status.ReadyReplicas || st.AvailableReplicas != md.Status.AvailableReplicas
 	switch {
 	case md.Spec.Paused:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonPaused, "the MachineDeployment is paused (spec.paused): rollouts wait, scaling goes on"
-		setCondition(&st.Conditions, c, s.now)
+		conditions.Set(&st.Conditions, c, s.now)
 		return
 	case s.blocked != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonSetNameTaken, s.blocked
-		setCondition(&st.Conditions, c, s.now)
+		conditions.Set(&st.Conditions, c, s.now)
 		return
 	case complete(s):
 		c.Reason, c.Message = ReasonNewSetAvailable, fmt.Sprintf("MachineSet %s has all %d Machines available", s.newSet.Name, s.replicas())
-		setCondition(&st.Conditions, c, s.now)
+		conditions.Set(&st.Conditions, c, s.now)
 		return
 	case progressed || prev == nil || prev.Status != metav1.ConditionTrue && prev.Reason != ReasonDeadlineExceeded:
 		c.Reason = ReasonSetUpdated
@@ -89,16 +93,14 @@ func progressing(s *scope, st *v1beta1.MachineDeploymentStatus) {
 			c.Reason = ReasonNewSetCreated
 		}
 		c.Message = progressMessage(s, st)
-		c.LastTransitionTime = metav1.NewTime(s.now) // progress: the deadline starts again
-		meta.RemoveStatusCondition(&st.Conditions, c.Type)
-		meta.SetStatusCondition(&st.Conditions, c)
+		conditions.Restart(&st.Conditions, c, s.now) // progress: the deadline starts again
 		return
 	case prev.Reason == ReasonDeadlineExceeded:
 		return // stays False until progress
 	case s.now.Sub(prev.LastTransitionTime.Time) > deadline(md):
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonDeadlineExceeded
 		c.Message = fmt.Sprintf("no progress for %s (progressDeadlineSeconds): %s", deadline(md), progressMessage(s, st))
-		setCondition(&st.Conditions, c, s.now)
+		conditions.Set(&st.Conditions, c, s.now)
 	}
 }
 
@@ -123,8 +125,21 @@ func deadline(md *v1beta1.MachineDeployment) time.Duration {
 	return time.Duration(ptr.Deref(md.Spec.ProgressDeadlineSeconds, 600)) * time.Second
 }
 
-// setCondition sets c in conds, keeping the existing transition time unless the status changes.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) {
-	c.LastTransitionTime = metav1.NewTime(now)
-	meta.SetStatusCondition(conds, c)
+// statusApply returns the server-side apply configuration of st, the whole status of md (the
+// deployment controller owns all of it). The UID makes the write fail rather than land on a
+// deployment re-created under the same name.
+func statusApply(md *v1beta1.MachineDeployment, st v1beta1.MachineDeploymentStatus) *acv1beta1.MachineDeploymentApplyConfiguration {
+	ac := acv1beta1.MachineDeploymentStatus().
+		WithReplicas(st.Replicas).
+		WithUpdatedReplicas(st.UpdatedReplicas).
+		WithUpToDateReplicas(st.UpToDateReplicas).
+		WithReadyReplicas(st.ReadyReplicas).
+		WithAvailableReplicas(st.AvailableReplicas).
+		WithUnavailableReplicas(st.UnavailableReplicas).
+		WithObservedGeneration(st.ObservedGeneration).
+		WithConditions(conditions.ApplyConfigurations(st.Conditions)...)
+	if st.Selector != "" {
+		ac.WithSelector(st.Selector)
+	}
+	return acv1beta1.MachineDeployment(md.Name, md.Namespace).WithUID(md.UID).WithStatus(ac)
 }

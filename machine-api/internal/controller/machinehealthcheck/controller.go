@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -23,16 +24,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/pending"
+	"machineapi.dev/machine-api/reconcile/steps"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
-// Requeue intervals.
-const (
-	// templateRetry is how long to wait before reading a missing or unusable remediation template
-	// again (it is not watched: its kind is the user's).
-	templateRetry = 30 * time.Second
-	// conflictRetry is how long to wait before evaluating again after a write met a conflict.
-	conflictRetry = time.Second
-)
+// templateRetry is how long to wait before reading a missing or unusable remediation template
+// again (it is not watched: its kind is the user's).
+const templateRetry = 30 * time.Second
+
+// deletionsTimeout bounds how long a Machine this controller deleted counts as a remediation in
+// flight without the cache showing the deletion.
+const deletionsTimeout = time.Minute
+
+// writtenTimeout bounds how long the controller serves its own write of an object instead of a
+// cached copy that does not show it (the fallback for a lost watch event).
+const writtenTimeout = 5 * time.Minute
+
+// FieldOwner is the server-side apply field manager of the health check controller: of its own
+// status, and of the HealthCheckSucceeded condition on Machines (the only field it writes there).
+const FieldOwner = "machinehealthcheck-controller"
 
 // Reconciler is the MachineHealthCheck controller.
 type Reconciler struct {
@@ -48,12 +59,17 @@ type Reconciler struct {
 	// MaxConcurrentReconciles is the number of health checks reconciled in parallel.
 	MaxConcurrentReconciles int
 
-	deletions pendingDeletions // Machines deleted, until the cache shows it
+	// deletions are the Machines each check deleted, until the cache shows them being deleted.
+	deletions *pending.Writes
+	// written are this controller's status writes (of checks, and of Machines' HealthCheckSucceeded
+	// condition) the cache does not show yet.
+	written  *pending.Writes
+	initOnce sync.Once
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinehealthchecks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinehealthchecks/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -63,9 +79,9 @@ type Reconciler struct {
 // template kind and get, list, create and delete on the request kind (see doc.go).
 
 // SetupWithManager watches health checks, the Machines they select and those Machines' Nodes.
-// It looks Machines up by Node name through the machine controller's index
-// (machine.IndexNodeName), which must be registered first.
+// It looks Machines up by Node name through index.MachineByNodeName, which the manager registers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machinehealthcheck").
 		For(&v1beta1.MachineHealthCheck{}, builder.WithPredicates(
@@ -79,21 +95,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile runs one health check: it selects its Machines, judges them, remediates the unhealthy
 // ones the limits allow, and writes the verdicts (on each Machine) and the counts (in its status).
 // It requeues when the first pending timeout of a target expires.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ctrl.Result, retErr error) {
-	mhc := &v1beta1.MachineHealthCheck{}
-	if err := r.Client.Get(ctx, req.NamespacedName, mhc); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
+	r.init()
+	mhc, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineHealthCheck{}, r.written, r.deletions)
+	if err != nil || mhc == nil {
+		if err == nil {
+			forgetCheck(req.NamespacedName)
+		}
+		return ctrl.Result{}, err
 	}
 	if v1beta1.IsPaused(mhc.Annotations) {
-		log.FromContext(ctx).V(1).Info("health check is paused; doing nothing", "annotation", v1beta1.PausedAnnotation)
+		log.FromContext(ctx).V(1).Info("health check is paused; doing nothing", "annotation", v1beta1.PausedBy(mhc.Annotations))
 		return ctrl.Result{}, nil
 	}
 
 	s := &scope{mhc: mhc, now: r.Clock.Now(), external: mhc.Spec.RemediationTemplate != nil}
 	defer func() {
-		retErr = errors.Join(retErr, r.writeStatus(ctx, s))
+		res, retErr = write.RequeueOnConflict(res, errors.Join(retErr, r.writeStatus(ctx, s)))
 	}()
-	return runSteps(ctx, s,
+	return steps.Pipeline(ctx, s,
 		r.selectTargets,
 		r.loadRemediation,
 		r.evaluate,
@@ -101,20 +121,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ct
 	)
 }
 
-// step is one stage of a reconcile. It returns done=false to stop the stages after it.
-type step func(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error)
-
-// runSteps runs steps in order until one is not done or fails; the soonest requeue wins.
-func runSteps(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error) {
-	var out ctrl.Result
-	for _, st := range steps {
-		res, done, err := st(ctx, s)
-		out.RequeueAfter = soonest(out.RequeueAfter, res.RequeueAfter)
-		if err != nil || !done {
-			return out, err
+// init makes the controller's records of its own writes, once (SetupWithManager, or the first
+// Reconcile of a test that calls it directly).
+func (r *Reconciler) init() {
+	r.initOnce.Do(func() {
+		if r.Clock == nil {
+			r.Clock = clock.RealClock{}
 		}
-	}
-	return out, nil
+		r.deletions = pending.New(r.Clock, deletionsTimeout)
+		r.written = pending.New(r.Clock, writtenTimeout)
+	})
 }
 
 // evaluate judges the targets (pure; see evaluate.go). A spec it cannot evaluate is terminal until
@@ -126,13 +142,17 @@ func (r *Reconciler) evaluate(ctx context.Context, s *scope) (ctrl.Result, bool,
 		return ctrl.Result{}, false, reconcile.TerminalError(fmt.Errorf("health check %s: %w", client.ObjectKeyFromObject(s.mhc), err))
 	}
 	s.eval = ev
+	observeEvaluation(client.ObjectKeyFromObject(s.mhc), ev)
 	log.FromContext(ctx).V(1).Info("evaluated", "targets", ev.total, "healthy", ev.healthy, "unhealthy", ev.unhealthy,
-		"inFlight", ev.inFlight, "starting", ev.started, "allowed", ev.allowed, "requeueAfter", ev.requeueAfter)
+		"suspect", ev.suspect, "inFlight", ev.inFlight, "starting", ev.started, "allowed", ev.allowed,
+		"retriesExhausted", len(ev.exhausted), "requeueAfter", ev.requeueAfter)
 	return ctrl.Result{RequeueAfter: ev.requeueAfter}, true, nil
 }
 
-// writeStatus writes the status computed from s with one patch, or nothing if it did not change,
-// and warns with an event when remediation has just been stopped (or its counts changed).
+// writeStatus writes the status computed from s with one server-side apply, or nothing if it did
+// not change, and warns with an event when remediation has just been stopped (or its counts
+// changed). The controller owns the whole status of a check; the write cannot conflict (see
+// package write).
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if s.eval == nil && s.invalid == nil {
 		return nil // the reconcile failed before it learned anything
@@ -141,36 +161,47 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(status, s.mhc.Status) {
 		return nil
 	}
-	before := s.mhc.DeepCopy()
-	updated := s.mhc.DeepCopy()
-	updated.Status = status
-	err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case err == nil:
-		r.warnIfStopped(before, updated)
-		return nil
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		// Changed since read, perhaps only in labels, which no event brings back.
+	ac, err := statusApply(s.mhc, status)
+	if err != nil {
+		return err
+	}
+	updated, err := write.Status(ctx, r.Client, r.written, s.mhc, ac, FieldOwner, &v1beta1.MachineHealthCheck{})
+	if err != nil {
 		return fmt.Errorf("writing the status of health check %s: %w", client.ObjectKeyFromObject(s.mhc), err)
-	default:
-		return fmt.Errorf("writing the status of health check %s: %w", client.ObjectKeyFromObject(s.mhc), err)
+	}
+	if updated != nil {
+		r.warnIfStopped(s.mhc, updated)
+	}
+	return nil
+}
+
+// warnIfStopped emits the check's Warning events, once per change rather than once per reconcile:
+// RemediationNotAllowed when remediation stops (or the reason changes) and again each time the
+// number of failing targets changes while it is stopped (not when a suspect target merely turns
+// unhealthy); RetriesExhausted when the Machines kept for inspection change.
+func (r *Reconciler) warnIfStopped(before, after *v1beta1.MachineHealthCheck) {
+	if now := meta.FindStatusCondition(after.Status.Conditions, v1beta1.RemediationAllowedCondition); now != nil && now.Status == metav1.ConditionFalse {
+		was := meta.FindStatusCondition(before.Status.Conditions, v1beta1.RemediationAllowedCondition)
+		if was == nil || was.Status != now.Status || was.Reason != now.Reason || failingCount(was.Message) != failingCount(now.Message) {
+			reason := EventRemediationNotAllowed
+			if now.Reason == ReasonInvalidSpec {
+				reason = ReasonInvalidSpec
+			}
+			r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, reason, "Remediate", "%s", now.Message)
+		}
+	}
+	if now := meta.FindStatusCondition(after.Status.Conditions, v1beta1.RetriesExhaustedCondition); now != nil && now.Status == metav1.ConditionTrue {
+		was := meta.FindStatusCondition(before.Status.Conditions, v1beta1.RetriesExhaustedCondition)
+		if was == nil || was.Status != now.Status || was.Message != now.Message {
+			r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventRetriesExhausted, "Remediate", "%s", now.Message)
+		}
 	}
 }
 
-func (r *Reconciler) warnIfStopped(before, after *v1beta1.MachineHealthCheck) {
-	now := meta.FindStatusCondition(after.Status.Conditions, v1beta1.RemediationAllowedCondition)
-	if now == nil || now.Status != metav1.ConditionFalse {
-		return
-	}
-	was := meta.FindStatusCondition(before.Status.Conditions, v1beta1.RemediationAllowedCondition)
-	if was != nil && was.Status == now.Status && was.Message == now.Message {
-		return
-	}
-	reason := EventRemediationNotAllowed
-	if now.Reason == ReasonInvalidSpec {
-		reason = ReasonInvalidSpec
-	}
-	r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, reason, "Remediate", "%s", now.Message)
+// failingCount is the head of a RemediationAllowed message, "6 of 10 targets failing" (see
+// evaluation.counts), which changes only when a target starts or stops failing or the number of
+// targets changes; the whole message when it has no such head (an invalid spec).
+func failingCount(msg string) string {
+	head, _, _ := strings.Cut(msg, " (")
+	return head
 }

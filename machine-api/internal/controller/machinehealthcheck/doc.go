@@ -6,30 +6,59 @@
 //
 // A target (a Machine matching spec.selector in the check's namespace) is unhealthy when, in this
 // order: it has the remediate-machine annotation; its phase is Failed; status.nodeRef names a Node
-// that is gone; it has had no Node for nodeStartupTimeoutSeconds (default 600, 0 disables) since
-// status.provisionedTime, which never resets (since creation before it is provisioned); or one of
-// spec.unhealthyConditions has held on its Node for timeoutSeconds since the condition's
-// lastTransitionTime. A Machine with a Node passing every rule is healthy; one without a Node
-// within the timeout is waiting, and so is one whose node linker reports that it cannot see the
-// Nodes (NodeLinked=Unknown/NodesUnreachable: the API server of the workload cluster holding its
-// Node is unreachable, so the Node may have registered there): nodeStartupTimeoutSeconds is not
-// applied to it until the linker sees the Nodes again, and from then on it counts from
-// provisioning as usual (Cluster API does not remediate what it cannot see either). Machines
-// being deleted are never remediated again: those this controller deleted (marked
-// HealthCheckSucceeded=False/Remediating before the delete, and remembered in memory until the
-// cache shows the deletion) and those with a live external request count as remediations in
-// flight, and as unhealthy; Machines deleted by anyone else count as neither healthy nor
-// unhealthy.
+// that is gone; one of spec.unhealthyMachineConditions has held on the Machine for timeoutSeconds
+// since the condition's lastTransitionTime; it has had no Node for nodeStartupTimeoutSeconds
+// (default 600, 0 disables) since status.provisionedTime, which never resets (since creation
+// before it is provisioned); or one of spec.unhealthyConditions has held on its Node for
+// timeoutSeconds. A Machine with a Node that fails a condition rule (of the Node or the Machine)
+// whose timeout has not passed yet is suspect (HealthCheckSucceeded=Unknown/Suspect, saying when it
+// turns unhealthy); one with a Node passing every rule is healthy. One without a Node within the
+// timeout is waiting, whatever its own conditions say meanwhile, and so is one whose node linker
+// reports that it cannot see the Nodes (NodeLinked=Unknown/NodesUnreachable: the API server of
+// the workload cluster holding its Node is unreachable, so the Node may have registered there):
+// nodeStartupTimeoutSeconds is not applied to it until the linker sees the Nodes again, and from
+// then on it counts from provisioning as usual (Cluster API does not remediate what it cannot see
+// either). Machines being deleted are never remediated again: those this controller deleted
+// (marked HealthCheckSucceeded=False/Remediating before the delete, and remembered in memory
+// until the cache shows the deletion) and those with a live external request count as
+// remediations in flight, and as unhealthy; Machines deleted by anyone else count as neither
+// healthy nor failing.
 //
 // # Limits
 //
-// When more targets are unhealthy than maxUnhealthy allows (an integer, or a percentage of the
-// targets rounded down; 40% when neither it nor unhealthyRange is set), or their number is outside
-// unhealthyRange "[min-max]", nothing is remediated: RemediationAllowed turns False with the
-// counts, a Warning event says so, and each unhealthy Machine's HealthCheckSucceeded says why it
-// is left alone (RemediationNotAllowed). Otherwise the unhealthy Machines are remediated in name
-// order while fewer than maxInFlight remediations (a percentage rounds down, at least 1) are in
-// progress; the rest wait (WaitingForRemediation).
+// The failing targets are the unhealthy ones (remediations in flight included) and the suspect
+// ones. Suspects count because a correlated outage (a zone, a switch, a bad kernel rollout)
+// takes Nodes down seconds apart: counting only the targets whose timeout has passed would see
+// them cross it one at a time, each alone within the limit, and remediate them all one by one.
+// Machines waiting for their Node do not count, so a scale-up by more than maxUnhealthy does not
+// stop remediation. When more targets are failing than maxUnhealthy allows (an integer, or a
+// percentage of the targets rounded down; 40% when neither it nor unhealthyRange is set), or
+// their number is outside unhealthyRange "[min-max]", nothing is remediated: RemediationAllowed
+// turns False with both counts ("6 of 10 targets failing (1 unhealthy, 5 within their timeout),
+// more than maxUnhealthy 40% (4) allows; ..."), a Warning event says so (when remediation stops,
+// and again each time the number failing changes, not at every reconcile), and each failing
+// Machine's HealthCheckSucceeded says why it is left alone (RemediationNotAllowed for the unhealthy,
+// Suspect with "meanwhile remediation is stopped" for the others; without the counts, so that an
+// outage does not rewrite every Machine's condition at each change). A suspect Machine is never
+// remediated. Otherwise the unhealthy Machines are remediated in name order while fewer than
+// maxInFlight remediations (a percentage rounds down, at least 1) are in progress; the rest wait
+// (WaitingForRemediation).
+//
+// # Lineages and retry limits
+//
+// With spec.remediation set, every Machine this controller deletes is first marked for its
+// MachineSet to hand its lineage on (package lineage: annotations with the lineage, the time of
+// the remediation, and the lineage finalizer); the set gives the lineage, with its count of
+// remediations plus one, to the Machine it creates in its place. The check then remediates a
+// Machine only while its lineage has been remediated fewer than maxRetries times (otherwise
+// RetriesExhausted: the Machine is kept for inspection, the check's RetriesExhausted condition
+// names it, and a Warning event says so once), and not within retryPeriodSeconds of the lineage's
+// last remediation (WaitingForRetryPeriod, with a requeue then). A Machine whose
+// HealthCheckSucceeded has been True for minHealthyPeriodSeconds (default 600) has its count
+// removed: its lineage starts over. The policy is retry.go (pure, table-tested). This controller
+// also removes a lineage finalizer no set will: on a deleting Machine no MachineSet controls any
+// more, and on a Machine not being deleted (the delete after the mark failed). External
+// remediation has no lineages.
 //
 // # Remediation
 //
@@ -50,28 +79,44 @@
 //
 // # What it writes
 //
-// On the check: status (expectedMachines, currentHealthy, remediationsAllowed, targets,
-// observedGeneration) and the RemediationAllowed condition, with one merge patch guarded by the
-// resourceVersion, nothing when unchanged. On each target: only the HealthCheckSucceeded condition,
-// with a merge patch guarded by the resourceVersion (so the conditions the machine controller and
-// the node linker write are carried over as read), only when it changes; Machines being deleted
-// and paused Machines are left as they are. Overlapping checks (two selecting one Machine) would
-// fight over that condition: do not create them.
+// Status is written by server-side apply under the field manager machinehealthcheck-controller
+// (see package write), and nothing when unchanged. On the check: its whole status
+// (expectedMachines, currentHealthy, remediationsAllowed, targets, observedGeneration, the
+// RemediationAllowed condition and, with maxRetries, RetriesExhausted). On each target: only the
+// HealthCheckSucceeded condition, so it never overwrites nor conflicts with what the machine
+// controller and the node linker write there; the Remediating mark written before a remediation is
+// guarded by the resourceVersion the Machine was judged at, so a Machine that changed meanwhile is
+// judged again before anything is done to it. Lineage marks, resets and finalizer removals are
+// merge patches of the Machine's metadata guarded by its resourceVersion (lineage.Update): the
+// finalizers are a list shared with the machine controller. A remediation by deletion with
+// lineages is three writes in a row, each guarded by the version the one before left: the
+// Remediating condition, the lineage mark, the delete. The condition of Machines being deleted and
+// of paused Machines is left as it is. Overlapping checks (two selecting one Machine) would fight
+// over that condition: do not create them.
 //
 // A check with the paused annotation is left alone entirely.
 //
 // # Requeues and cost
 //
 // Work is driven by events: the check, its Machines (updates that cannot change a verdict are
-// dropped) and their Nodes (condition changes only; found from the Node's machine annotations or
-// the machine controller's node-name index). The one timed requeue is the moment the first pending
-// timeout of a target expires; there is no polling tick. Two short retries exist: conflictRetry
-// after a Machine write met a conflict (the change behind it may be one the Machine watch drops),
-// and templateRetry while a remediation template cannot be used. A pass lists the selected Machines from the cache and reads each one's Node,
+// dropped; a change of another of their conditions wakes only the checks with a rule on its type)
+// and their Nodes (condition changes only; found from the Node's machine annotations or the
+// Machine node-name index of package index). The one timed requeue is the moment the first
+// pending timeout of a target expires (a condition rule, the startup timeout, a retry period, a
+// minimum healthy period); there is no polling tick. Two short retries exist:
+// write.ConflictRetry after a Machine changed since it was judged (the change behind it may be one
+// the Machine watch drops), and templateRetry while a remediation template cannot be used. A pass
+// lists the selected Machines from the cache and reads each one's Node,
 // without deep copies, then judges them in pure code (evaluate, table-tested and benchmarked over
 // 5000 Machines); only Machines whose condition changes or that are remediated cost an API call,
 // at most machineWriters at once.
 //
-// Start reading at Reconcile in controller.go; evaluate.go, health.go and limits.go hold the
-// decisions, status.go what is written, remediate.go and external.go the writes.
+// # Metrics
+//
+// Each evaluation sets the check's gauges (targets, unhealthy, suspect, short-circuited, retries
+// exhausted; metrics.go), removed with the check; remediations started are counted when the delete
+// or request succeeds, refusals when a Machine's HealthCheckSucceeded takes a refusing reason.
+//
+// Start reading at Reconcile in controller.go; evaluate.go, health.go, limits.go and retry.go hold
+// the decisions, status.go what is written, remediate.go and external.go the writes.
 package machinehealthcheck

@@ -11,8 +11,9 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
-// TestEvaluate protects the decisions of one pass: the short-circuit, in-flight counting against
-// maxUnhealthy and maxInFlight, who is remediated (in name order) and why the others are not.
+// TestEvaluate protects the decisions of one pass: the short-circuit (counting unhealthy, suspect
+// and in-flight targets, not those waiting for their Node), in-flight counting against maxInFlight,
+// the retry limits of lineages, who is remediated (in name order) and why the others are not.
 func TestEvaluate(t *testing.T) {
 	one := intstr.FromInt32(1)
 	two := intstr.FromInt32(2)
@@ -25,6 +26,13 @@ func TestEvaluate(t *testing.T) {
 		return s
 	}
 	sick := notReadyFor(time.Hour)
+	failing := notReadyFor(10 * time.Second) // within its 60s timeout: suspect
+	limited := func(maxRetries, retryPeriod, minHealthy int32) func(*v1beta1.MachineHealthCheckSpec) {
+		return func(s *v1beta1.MachineHealthCheckSpec) {
+			s.MaxUnhealthy = ptrIntStr("100%")
+			s.Remediation = &v1beta1.RemediationLimits{MaxRetries: &maxRetries, RetryPeriodSeconds: &retryPeriod, MinHealthyPeriodSeconds: &minHealthy}
+		}
+	}
 	tests := map[string]struct {
 		spec     v1beta1.MachineHealthCheckSpec
 		external bool
@@ -32,9 +40,12 @@ func TestEvaluate(t *testing.T) {
 		// want
 		remediated          []string
 		cleanedUp           []string
+		reset, released     []string
 		blocked             map[string]string // name → HealthCheckSucceeded reason
 		healthy, unhealthy  int
+		suspect             int
 		inFlight            int
+		exhausted           []string
 		allowed             bool
 		remediationsAllowed int32
 		requeueAfter        time.Duration
@@ -127,10 +138,91 @@ func TestEvaluate(t *testing.T) {
 			unhealthy: 3, allowed: false,
 		},
 		"the requeue is the soonest pending timeout of any target": {
-			spec: ready,
+			spec: with(func(s *v1beta1.MachineHealthCheckSpec) { s.MaxUnhealthy = ptrIntStr("100%") }),
 			targets: []target{healthyTarget("a", notReadyFor(50*time.Second)), healthyTarget("b", notReadyFor(10*time.Second)),
 				healthyTarget("c", noNodeProvisionedAgo(595*time.Second)), healthyTarget("d")},
-			healthy: 3, allowed: true, remediationsAllowed: 1, requeueAfter: 5 * time.Second,
+			healthy: 1, suspect: 2, allowed: true, remediationsAllowed: 2, requeueAfter: 5 * time.Second,
+		},
+		"a correlated outage, 6 of 10 failing (1 unhealthy, 5 within their timeout): nothing is remediated": {
+			spec: ready,
+			targets: []target{healthyTarget("a", sick), healthyTarget("b", failing), healthyTarget("c", failing), healthyTarget("d", failing),
+				healthyTarget("e", failing), healthyTarget("f", failing), healthyTarget("g"), healthyTarget("h"), healthyTarget("i"), healthyTarget("j")},
+			blocked: map[string]string{"a": ReasonRemediationNotAllowed},
+			healthy: 4, unhealthy: 1, suspect: 5, allowed: false, requeueAfter: 50 * time.Second,
+		},
+		"Nodes failing one by one: 1 timed out and 3 within their timeout are 4 of 10, within 40%: the timed-out one is remediated": {
+			spec: ready,
+			targets: []target{healthyTarget("a", sick), healthyTarget("b", failing), healthyTarget("c", failing), healthyTarget("d", failing),
+				healthyTarget("e"), healthyTarget("f"), healthyTarget("g"), healthyTarget("h"), healthyTarget("i"), healthyTarget("j")},
+			remediated: []string{"a"},
+			healthy:    6, unhealthy: 1, suspect: 3, allowed: true, requeueAfter: 50 * time.Second,
+		},
+		"a suspect Machine is never remediated, even well within the limits": {
+			spec:    with(func(s *v1beta1.MachineHealthCheckSpec) { s.MaxUnhealthy = ptrIntStr("100%") }),
+			targets: []target{healthyTarget("a", failing)},
+			suspect: 1, allowed: true, remediationsAllowed: 0, requeueAfter: 50 * time.Second,
+		},
+		"a scale-up of more than 40%: Machines waiting for their Node do not count, the unhealthy one is remediated": {
+			spec: ready,
+			targets: []target{healthyTarget("a", sick), healthyTarget("b", noNodeProvisionedAgo(time.Second)), healthyTarget("c", noNodeProvisionedAgo(time.Second)),
+				healthyTarget("d", noNodeProvisionedAgo(time.Second)), healthyTarget("e", noNodeProvisionedAgo(time.Second)),
+				healthyTarget("f", noNodeProvisionedAgo(time.Second)), healthyTarget("g", noNodeProvisionedAgo(time.Second)),
+				healthyTarget("h"), healthyTarget("i"), healthyTarget("j")},
+			remediated: []string{"a"},
+			healthy:    3, unhealthy: 1, allowed: true, remediationsAllowed: 3, requeueAfter: 599 * time.Second,
+		},
+		"Machines deleted by someone else are not suspect": {
+			spec: ready,
+			targets: []target{healthyTarget("a", failing, deleting), healthyTarget("b", failing, deleting), healthyTarget("c", failing, deleting),
+				healthyTarget("d", sick), healthyTarget("e")},
+			remediated: []string{"d"},
+			healthy:    1, unhealthy: 1, allowed: true, remediationsAllowed: 1,
+		},
+		"lineages: a Machine whose lineage was remediated fewer than maxRetries times is remediated": {
+			spec:       with(limited(2, 0, 600)),
+			targets:    []target{healthyTarget("a", sick, inLineage("x", 1, time.Hour))},
+			remediated: []string{"a"},
+			unhealthy:  1, allowed: true,
+		},
+		"lineages: one whose lineage spent maxRetries is kept for inspection, and named": {
+			spec:       with(limited(2, 0, 600)),
+			targets:    []target{healthyTarget("a", sick, inLineage("x", 2, time.Hour)), healthyTarget("b", sick)},
+			remediated: []string{"b"},
+			blocked:    map[string]string{"a": ReasonRetriesExhausted},
+			exhausted:  []string{"a"},
+			unhealthy:  2, allowed: true, remediationsAllowed: 0,
+		},
+		"lineages: maxRetries 0 reports every unhealthy Machine and remediates none": {
+			spec:      with(limited(0, 0, 600)),
+			targets:   []target{healthyTarget("a", sick), healthyTarget("b")},
+			blocked:   map[string]string{"a": ReasonRetriesExhausted},
+			exhausted: []string{"a"},
+			healthy:   1, unhealthy: 1, allowed: true, remediationsAllowed: 1,
+		},
+		"lineages: a replacement failing within retryPeriodSeconds of the last remediation waits": {
+			spec:      with(limited(5, 60, 600)),
+			targets:   []target{healthyTarget("a", sick, inLineage("x", 1, 20*time.Second))},
+			blocked:   map[string]string{"a": ReasonWaitingForRetryPeriod},
+			unhealthy: 1, allowed: true, requeueAfter: 40 * time.Second,
+		},
+		"lineages: a replacement healthy for minHealthyPeriodSeconds has its count reset": {
+			spec:    with(limited(2, 0, 600)),
+			targets: []target{healthyTarget("a", inLineage("x", 2, time.Hour), healthySince(10*time.Minute)), healthyTarget("b", inLineage("y", 1, time.Hour), healthySince(4*time.Minute))},
+			reset:   []string{"a"},
+			healthy: 2, allowed: true, remediationsAllowed: 2, requeueAfter: 6 * time.Minute,
+		},
+		"lineages: a stale mark on a Machine not being deleted is released, one on a deleting orphan too; the set's own is left": {
+			spec: with(limited(2, 0, 600)),
+			targets: []target{healthyTarget("a", withLineageFinalizer), healthyTarget("b", sick, remediatedByUs, withLineageFinalizer),
+				healthyTarget("c", sick, remediatedByUs, withLineageFinalizer, unowned)},
+			released: []string{"a", "c"},
+			healthy:  1, unhealthy: 2, inFlight: 2, allowed: true, remediationsAllowed: 1,
+		},
+		"external remediation has no lineages": {
+			spec: with(limited(0, 0, 600)), external: true,
+			targets:    []target{healthyTarget("a", sick)},
+			remediated: []string{"a"},
+			unhealthy:  1, allowed: true,
 		},
 		"no targets: nothing to do, nothing to wait for": {
 			spec: ready, allowed: true,
@@ -142,7 +234,7 @@ func TestEvaluate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("evaluate: %v", err)
 			}
-			var remediated, cleaned []string
+			var remediated, cleaned, reset, released []string
 			blocked := map[string]string{}
 			for _, o := range ev.outcomes {
 				switch o.action {
@@ -150,6 +242,10 @@ func TestEvaluate(t *testing.T) {
 					remediated = append(remediated, o.target.machine.Name)
 				case actCleanup:
 					cleaned = append(cleaned, o.target.machine.Name)
+				case actReset:
+					reset = append(reset, o.target.machine.Name)
+				case actRelease:
+					released = append(released, o.target.machine.Name)
 				}
 				if o.blocked != "" {
 					blocked[o.target.machine.Name] = o.blocked
@@ -161,15 +257,21 @@ func TestEvaluate(t *testing.T) {
 			if !slices.Equal(cleaned, tc.cleanedUp) {
 				t.Errorf("cleaned up %v, want %v", cleaned, tc.cleanedUp)
 			}
+			if !slices.Equal(reset, tc.reset) || !slices.Equal(released, tc.released) {
+				t.Errorf("reset %v released %v, want %v %v", reset, released, tc.reset, tc.released)
+			}
+			if !slices.Equal(ev.exhausted, tc.exhausted) {
+				t.Errorf("exhausted %v, want %v", ev.exhausted, tc.exhausted)
+			}
 			if tc.blocked == nil {
 				tc.blocked = map[string]string{}
 			}
 			if !maps.Equal(blocked, tc.blocked) {
 				t.Errorf("blocked %v, want %v", blocked, tc.blocked)
 			}
-			if ev.healthy != tc.healthy || ev.unhealthy != tc.unhealthy || ev.inFlight != tc.inFlight || ev.allowed != tc.allowed {
-				t.Errorf("healthy %d unhealthy %d inFlight %d allowed %t, want %d %d %d %t",
-					ev.healthy, ev.unhealthy, ev.inFlight, ev.allowed, tc.healthy, tc.unhealthy, tc.inFlight, tc.allowed)
+			if ev.healthy != tc.healthy || ev.unhealthy != tc.unhealthy || ev.suspect != tc.suspect || ev.inFlight != tc.inFlight || ev.allowed != tc.allowed {
+				t.Errorf("healthy %d unhealthy %d suspect %d inFlight %d allowed %t, want %d %d %d %d %t",
+					ev.healthy, ev.unhealthy, ev.suspect, ev.inFlight, ev.allowed, tc.healthy, tc.unhealthy, tc.suspect, tc.inFlight, tc.allowed)
 			}
 			if got := ev.remediationsAllowed(); got != tc.remediationsAllowed {
 				t.Errorf("remediationsAllowed = %d, want %d", got, tc.remediationsAllowed)

@@ -50,8 +50,10 @@ func (r *Reconciler) loadRemediation(ctx context.Context, s *scope) (ctrl.Result
 	ref := s.mhc.Spec.RemediationTemplate
 	gvk, err := requestGVK(ref)
 	if err != nil {
+		// Not an error of the reconcile: the template is unusable until the user fixes it, which
+		// the Machines' conditions say.
 		s.templateProblem, s.templateWhy = ReasonRemediationTemplateInvalid, err.Error()
-		return ctrl.Result{}, true, nil
+		return ctrl.Result{}, true, nil //nolint:nilerr // reported in conditions, see above
 	}
 	live, err := r.liveRequests(ctx, s.mhc, gvk)
 	if err != nil {

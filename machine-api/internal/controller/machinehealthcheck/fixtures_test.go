@@ -1,6 +1,7 @@
 package machinehealthcheck
 
 import (
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -135,4 +136,40 @@ func ownedBy(apiVersion, kind string) func(*target) {
 	return func(t *target) {
 		t.machine.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "x", UID: "uid-x", Controller: ptr.To(true)}}
 	}
+}
+
+// ownCondition sets the Machine's own condition typ to status, transitioned ago.
+func ownCondition(typ string, status metav1.ConditionStatus, ago time.Duration) func(*target) {
+	return func(t *target) {
+		t.machine.Status.Conditions = append(t.machine.Status.Conditions, metav1.Condition{
+			Type: typ, Status: status, Reason: "Observed", LastTransitionTime: metav1.NewTime(now.Add(-ago)),
+		})
+	}
+}
+
+// inLineage: the Machine took over lineage l after retries remediations, the last one ago.
+func inLineage(l string, retries int, ago time.Duration) func(*target) {
+	return func(t *target) {
+		if t.machine.Annotations == nil {
+			t.machine.Annotations = map[string]string{}
+		}
+		t.machine.Annotations[v1beta1.LineageAnnotation] = l
+		t.machine.Annotations[v1beta1.LineageRetriesAnnotation] = fmt.Sprint(retries)
+		t.machine.Annotations[v1beta1.LineageRemediatedAtAnnotation] = now.Add(-ago).Format(time.RFC3339)
+	}
+}
+
+// healthySince: the Machine's HealthCheckSucceeded condition has been True/Healthy since ago.
+func healthySince(ago time.Duration) func(*target) {
+	return func(t *target) {
+		t.machine.Status.Conditions = append(t.machine.Status.Conditions, metav1.Condition{
+			Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionTrue, Reason: ReasonHealthy,
+			LastTransitionTime: metav1.NewTime(now.Add(-ago)),
+		})
+	}
+}
+
+// withLineageFinalizer: the Machine carries the lineage mark's finalizer.
+func withLineageFinalizer(t *target) {
+	t.machine.Finalizers = append(t.machine.Finalizers, v1beta1.LineageFinalizer)
 }

@@ -11,12 +11,14 @@ import (
 	"machineapi.dev/nodelink"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/reconcile/steps"
 )
 
 // rules are the tests of one health check, taken from its spec.
 type rules struct {
-	conditions     []v1beta1.UnhealthyCondition
-	startupTimeout time.Duration // 0: a Machine may wait for its Node forever
+	conditions        []v1beta1.UnhealthyCondition // on the Node
+	machineConditions []v1beta1.UnhealthyCondition // on the Machine
+	startupTimeout    time.Duration                // 0: a Machine may wait for its Node forever
 }
 
 func rulesOf(spec *v1beta1.MachineHealthCheckSpec) rules {
@@ -24,7 +26,7 @@ func rulesOf(spec *v1beta1.MachineHealthCheckSpec) rules {
 	if spec.NodeStartupTimeoutSeconds != nil {
 		startup = *spec.NodeStartupTimeoutSeconds
 	}
-	return rules{conditions: spec.UnhealthyConditions, startupTimeout: seconds(startup)}
+	return rules{conditions: spec.UnhealthyConditions, machineConditions: spec.UnhealthyMachineConditions, startupTimeout: seconds(startup)}
 }
 
 // target is one Machine a health check selects, with what the cache holds about it.
@@ -42,7 +44,11 @@ type state uint8
 const (
 	// stateHealthy: it has a Node and passes every rule.
 	stateHealthy state = iota
-	// stateWaiting: no Node yet, within the startup timeout (or the timeout is disabled).
+	// stateSuspect: it has a Node and fails a condition rule (of the Node or the Machine) whose
+	// timeout has not passed yet. Counted against maxUnhealthy, never remediated.
+	stateSuspect
+	// stateWaiting: no Node yet, within the startup timeout (or the timeout is disabled). Counted
+	// neither healthy nor failing: a scale-up is not an outage.
 	stateWaiting
 	// stateUnhealthy: it fails a rule and no remediation of it is in progress.
 	stateUnhealthy
@@ -56,7 +62,7 @@ const (
 // health is the verdict on one target.
 type health struct {
 	state   state
-	cause   string        // why it is unhealthy (a Cause constant); empty when it is not
+	cause   string        // why it is unhealthy or suspect (a Cause constant); empty when it is neither
 	message string        // what was observed, stable across evaluations (no durations that tick); "" when healthy
 	recheck time.Duration // > 0: a timeout expires then and the verdict may change
 }
@@ -88,7 +94,9 @@ func remediationStarted(m *v1beta1.Machine) bool {
 }
 
 // judge applies the rules in order of certainty: an explicit request, a failed Machine, a vanished
-// Node, a Node that never came, then the Node's conditions.
+// Node, a Machine condition that held for its timeout, a Node that never came, then the
+// conditions of the Node and of the Machine (unhealthy when one held for its timeout, suspect
+// while one holds that has not yet).
 func judge(t *target, r *rules, now time.Time) health {
 	m := t.machine
 	if _, ok := m.Annotations[v1beta1.RemediateMachineAnnotation]; ok {
@@ -101,6 +109,7 @@ func judge(t *target, r *rules, now time.Time) health {
 		}
 		return unhealthy(CauseMachineFailed, "%s", msg)
 	}
+	var elsewhere *health // the Node is linked in another cluster: only the Machine's rules apply
 	if ref := m.Status.NodeRef; ref != nil {
 		// The node linker that sees the Node is the authority on whether it still exists: a Node
 		// of a workload cluster is linked by cluster-manager and is never in this manager's cache.
@@ -109,16 +118,41 @@ func judge(t *target, r *rules, now time.Time) health {
 		case link != nil && link.Status == metav1.ConditionFalse && link.Reason == nodelink.ReasonNodeDeleted:
 			return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
 		case t.nodeMissing && link != nil && link.Status == metav1.ConditionTrue:
-			return health{state: stateHealthy, message: fmt.Sprintf(
-				"Node %s is linked in another cluster: its conditions are not visible here, only a failed Machine or a deleted Node is remediated", ref.Name)}
+			elsewhere = &health{state: stateHealthy, message: fmt.Sprintf(
+				"Node %s is linked in another cluster: its conditions are not visible here, only a failed Machine, a deleted Node or the Machine's own conditions are remediated", ref.Name)}
 		case t.nodeMissing:
 			return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
 		}
 	}
-	if t.node == nil {
-		return waitForNode(m, r, now)
+	own := conditionRules(machineConditions(m.Status.Conditions), r.machineConditions, "Machine", m.Name, CauseUnhealthyMachineCondition, now)
+	switch {
+	case own.state == stateUnhealthy:
+		return own
+	case elsewhere != nil:
+		if own.state == stateSuspect {
+			return own
+		}
+		return *elsewhere
+	case t.node == nil:
+		// Waiting for a Node is not suspect, whatever the Machine's conditions say meanwhile.
+		w := waitForNode(m, r, now)
+		if w.state == stateWaiting {
+			w.recheck = steps.SoonestAfter(w.recheck, own.recheck)
+		}
+		return w
 	}
-	return nodeConditions(t.node, r, now)
+	node := conditionRules(nodeConditions(t.node.Status.Conditions), r.conditions, "Node", t.node.Name, CauseUnhealthyNodeCondition, now)
+	switch {
+	case node.state == stateUnhealthy:
+		return node
+	case node.state == stateSuspect && (own.state != stateSuspect || node.recheck <= own.recheck):
+		node.recheck = steps.SoonestAfter(node.recheck, own.recheck)
+		return node
+	case own.state == stateSuspect:
+		own.recheck = steps.SoonestAfter(own.recheck, node.recheck)
+		return own
+	}
+	return health{state: stateHealthy} // its message is made only when written (see healthyMessage)
 }
 
 // waitForNode judges a Machine without a Node: waiting until nodeStartupTimeoutSeconds after
@@ -164,23 +198,52 @@ func nodesUnreachable(m *v1beta1.Machine) *metav1.Condition {
 	return c
 }
 
-// nodeConditions fails the Node when one of the rules' conditions has held for its timeout; it
-// asks to be called again when the first condition still short of its timeout reaches it.
-func nodeConditions(node *corev1.Node, r *rules, now time.Time) health {
-	h := health{state: stateHealthy} // its message is made only when written (see healthyMessage)
-	for _, uc := range r.conditions {
-		for i := range node.Status.Conditions {
-			nc := &node.Status.Conditions[i]
-			if string(nc.Type) != uc.Type || string(nc.Status) != uc.Status {
+// conditionList is the conditions of a Node or a Machine, as the rules read them (generic, so that
+// judging thousands of targets copies nothing).
+type conditionList interface {
+	len() int
+	at(i int) (typ, status string, since time.Time)
+}
+
+type nodeConditions []corev1.NodeCondition
+
+func (c nodeConditions) len() int { return len(c) }
+func (c nodeConditions) at(i int) (string, string, time.Time) {
+	return string(c[i].Type), string(c[i].Status), c[i].LastTransitionTime.Time
+}
+
+type machineConditions []metav1.Condition
+
+func (c machineConditions) len() int { return len(c) }
+func (c machineConditions) at(i int) (string, string, time.Time) {
+	return c[i].Type, string(c[i].Status), c[i].LastTransitionTime.Time
+}
+
+// conditionRules judges the conditions of one object (kind name, for messages) against rules: the
+// object is unhealthy (cause) as soon as one rule has held for its timeout, suspect while one holds
+// that has not (the soonest deadline names it and is the recheck), healthy otherwise. Rules are
+// applied in their order; the first that timed out is the one reported.
+func conditionRules[L conditionList](conds L, rules []v1beta1.UnhealthyCondition, kind, name, cause string, now time.Time) health {
+	h := health{state: stateHealthy}
+	for _, uc := range rules {
+		for i := range conds.len() {
+			typ, status, since := conds.at(i)
+			if typ != uc.Type || status != uc.Status {
 				continue
 			}
 			timeout := seconds(uc.TimeoutSeconds)
-			left := nc.LastTransitionTime.Add(timeout).Sub(now)
+			deadline := since.Add(timeout)
+			left := deadline.Sub(now)
 			if left <= 0 {
-				return unhealthy(CauseUnhealthyNodeCondition, "Node %s has had %s=%s since %s, longer than %s",
-					node.Name, nc.Type, nc.Status, nc.LastTransitionTime.UTC().Format(time.RFC3339), timeout)
+				return unhealthy(cause, "%s %s has had %s=%s since %s, longer than %s",
+					kind, name, typ, status, since.UTC().Format(time.RFC3339), timeout)
 			}
-			h.recheck = soonest(h.recheck, left)
+			if h.state == stateSuspect && left >= h.recheck {
+				continue
+			}
+			h = health{state: stateSuspect, cause: cause, recheck: left, message: fmt.Sprintf(
+				"%s %s has had %s=%s since %s; unhealthy at %s unless it recovers (timeoutSeconds %d)",
+				kind, name, typ, status, since.UTC().Format(time.RFC3339), deadline.UTC().Format(time.RFC3339), uc.TimeoutSeconds)}
 		}
 	}
 	return h
@@ -188,17 +251,6 @@ func nodeConditions(node *corev1.Node, r *rules, now time.Time) health {
 
 func unhealthy(cause, format string, args ...any) health {
 	return health{state: stateUnhealthy, cause: cause, message: fmt.Sprintf(format, args...)}
-}
-
-// soonest returns the smaller positive duration of a and b (0 means none).
-func soonest(a, b time.Duration) time.Duration {
-	switch {
-	case a <= 0:
-		return b
-	case b <= 0:
-		return a
-	}
-	return min(a, b)
 }
 
 func seconds(s int32) time.Duration { return time.Duration(s) * time.Second }

@@ -11,14 +11,18 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
-// TestCheck protects the health rules: which Machines are unhealthy, why, and when a verdict can
-// next change without an event (the requeue).
+// TestCheck protects the health rules: which Machines are unhealthy, which are suspect (failing
+// a rule within its timeout) and which merely wait for their Node, why, and when a verdict can next
+// change without an event (the requeue).
 func TestCheck(t *testing.T) {
 	r := rules{
 		conditions: []v1beta1.UnhealthyCondition{
 			{Type: "Ready", Status: "False", TimeoutSeconds: 300},
 			{Type: "Ready", Status: "Unknown", TimeoutSeconds: 300},
 			{Type: "DiskPressure", Status: "True", TimeoutSeconds: 60},
+		},
+		machineConditions: []v1beta1.UnhealthyCondition{
+			{Type: "InstanceHealthy", Status: "False", TimeoutSeconds: 120},
 		},
 		startupTimeout: 600 * time.Second,
 	}
@@ -33,8 +37,10 @@ func TestCheck(t *testing.T) {
 		"a Ready Node is healthy and needs no timer": {
 			target: healthyTarget("a"), state: stateHealthy,
 		},
-		"NotReady for less than the timeout is healthy until the timeout expires": {
-			target: healthyTarget("a", notReadyFor(100*time.Second)), state: stateHealthy, recheck: 200 * time.Second,
+		"NotReady for less than the timeout is suspect until the timeout expires": {
+			target: healthyTarget("a", notReadyFor(100*time.Second)), state: stateSuspect, cause: CauseUnhealthyNodeCondition,
+			recheck: 200 * time.Second,
+			message: "Node node-a has had Ready=False since 2026-05-04T11:58:20Z; unhealthy at 2026-05-04T12:03:20Z unless it recovers (timeoutSeconds 300)",
 		},
 		"NotReady for exactly the timeout is unhealthy": {
 			target: healthyTarget("a", notReadyFor(300*time.Second)), state: stateUnhealthy, cause: CauseUnhealthyNodeCondition,
@@ -47,9 +53,45 @@ func TestCheck(t *testing.T) {
 		"a condition status not listed does not count, however long it holds": {
 			target: healthyTarget("a", nodeCondition(corev1.NodeMemoryPressure, corev1.ConditionTrue, time.Hour)), state: stateHealthy,
 		},
-		"two pending conditions: the recheck is the sooner timeout": {
+		"two pending conditions: the sooner timeout is the recheck and names the suspicion": {
 			target: healthyTarget("a", notReadyFor(100*time.Second), nodeCondition(corev1.NodeDiskPressure, corev1.ConditionTrue, 30*time.Second)),
-			state:  stateHealthy, recheck: 30 * time.Second,
+			state:  stateSuspect, cause: CauseUnhealthyNodeCondition, recheck: 30 * time.Second, message: "DiskPressure=True",
+		},
+		"a Machine condition failing within its timeout is suspect": {
+			target: healthyTarget("a", ownCondition("InstanceHealthy", metav1.ConditionFalse, 60*time.Second)),
+			state:  stateSuspect, cause: CauseUnhealthyMachineCondition, recheck: 60 * time.Second,
+			message: "Machine a has had InstanceHealthy=False since 2026-05-04T11:59:00Z; unhealthy at 2026-05-04T12:01:00Z",
+		},
+		"a Machine condition held for its timeout is unhealthy": {
+			target: healthyTarget("a", ownCondition("InstanceHealthy", metav1.ConditionFalse, 120*time.Second)),
+			state:  stateUnhealthy, cause: CauseUnhealthyMachineCondition,
+			message: "Machine a has had InstanceHealthy=False since 2026-05-04T11:58:00Z, longer than 2m0s",
+		},
+		"a Machine condition with another status does not count": {
+			target: healthyTarget("a", ownCondition("InstanceHealthy", metav1.ConditionTrue, time.Hour)), state: stateHealthy,
+		},
+		"a Node and a Machine suspicion: the sooner deadline is reported and is the recheck": {
+			target: healthyTarget("a", notReadyFor(290*time.Second), ownCondition("InstanceHealthy", metav1.ConditionFalse, 60*time.Second)),
+			state:  stateSuspect, cause: CauseUnhealthyNodeCondition, recheck: 10 * time.Second, message: "Ready=False",
+		},
+		"a Machine suspicion sooner than the Node's is the one reported": {
+			target: healthyTarget("a", notReadyFor(10*time.Second), ownCondition("InstanceHealthy", metav1.ConditionFalse, 110*time.Second)),
+			state:  stateSuspect, cause: CauseUnhealthyMachineCondition, recheck: 10 * time.Second, message: "InstanceHealthy=False",
+		},
+		"a timed-out Machine condition makes a Machine without a Node unhealthy": {
+			target: healthyTarget("a", noNodeProvisionedAgo(time.Minute), ownCondition("InstanceHealthy", metav1.ConditionFalse, time.Hour)),
+			state:  stateUnhealthy, cause: CauseUnhealthyMachineCondition,
+		},
+		"a Machine waiting for its Node is not suspect, whatever its conditions say within their timeout": {
+			target: healthyTarget("a", noNodeProvisionedAgo(time.Minute), ownCondition("InstanceHealthy", metav1.ConditionFalse, 60*time.Second)),
+			state:  stateWaiting, recheck: 60 * time.Second, message: "waiting for a Node",
+		},
+		"a Node linked in another cluster with a Machine condition failing is suspect": {
+			target: healthyTarget("a", nodeGone, linkCondition(metav1.ConditionTrue, "Linked"), ownCondition("InstanceHealthy", metav1.ConditionFalse, time.Second)),
+			state:  stateSuspect, cause: CauseUnhealthyMachineCondition, recheck: 119 * time.Second,
+		},
+		"a Machine deleted by someone else is not suspect either": {
+			target: healthyTarget("a", notReadyFor(time.Second), deleting), state: stateDeleting,
 		},
 		"a Node that is gone is unhealthy at once": {
 			target: healthyTarget("a", nodeGone), state: stateUnhealthy, cause: CauseNodeNotFound, message: "Node node-a no longer exists",
@@ -103,6 +145,9 @@ func TestCheck(t *testing.T) {
 		"a Machine this controller deleted is a remediation in flight": {
 			target: healthyTarget("a", notReadyFor(time.Hour), remediatedByUs), state: stateInFlight,
 		},
+		"a Machine this controller deleted, the cache not showing it yet, is a remediation in flight": {
+			target: healthyTarget("a", notReadyFor(time.Hour), func(t *target) { t.deleted = true }), state: stateInFlight,
+		},
 		"a Machine deleted by someone else is neither healthy nor unhealthy": {
 			target: healthyTarget("a", notReadyFor(time.Hour), deleting), state: stateDeleting,
 		},
@@ -154,32 +199,5 @@ func TestRulesOf(t *testing.T) {
 				t.Errorf("startupTimeout = %s, want %s", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestPendingDeletions protects in-flight counting against a cache that lags behind this
-// controller's own deletes: a Machine it deleted stays in flight until the cache shows the
-// deletion, or pendingTTL passes.
-func TestPendingDeletions(t *testing.T) {
-	var p pendingDeletions
-	m := healthyTarget("a", notReadyFor(time.Hour)).machine
-	if p.pending(m, now) {
-		t.Fatal("a Machine never deleted is pending")
-	}
-	p.add(m.UID, now)
-	if !p.pending(m, now.Add(time.Second)) {
-		t.Error("a Machine just deleted, not yet deleting in the cache, is not pending")
-	}
-	tgt := target{machine: m, deleted: p.pending(m, now)}
-	if h := check(&tgt, &rules{}, now); h.state != stateInFlight {
-		t.Errorf("a pending deletion is judged %d, want in flight", h.state)
-	}
-	if p.pending(m, now.Add(pendingTTL+time.Second)) {
-		t.Error("a pending deletion outlives pendingTTL")
-	}
-	p.add(m.UID, now)
-	deleting(&tgt)
-	if p.pending(m, now) || p.pending(healthyTarget("a").machine, now) {
-		t.Error("a deletion the cache shows is still pending")
 	}
 }

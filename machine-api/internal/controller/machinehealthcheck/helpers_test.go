@@ -16,15 +16,32 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/test/builder"
+	"machineapi.dev/machine-api/internal/test/scrape"
+	"machineapi.dev/machine-api/internal/test/stack"
+	"machineapi.dev/machine-api/manager"
 )
 
 func newNamespace() string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "mhc-"}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
 	return ns.Name
+}
+
+// managedNamespace creates a namespace and starts the whole manager (every controller and the
+// simulated provider) scoped to it, until the spec ends.
+func managedNamespace() string {
+	GinkgoHelper()
+	ns := newNamespace()
+	mo := manager.DefaultOptions()
+	mo.Namespace = ns
+	st, err := stack.Start(env.Config, stack.Options{Manager: &mo})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(st.Stop)
+	return ns
 }
 
 // pausedSet creates a MachineSet of replicas Machines labelled lbls, paused so that a MachineSet
@@ -118,6 +135,17 @@ func removed(key types.NamespacedName) func() bool {
 	}
 }
 
+// removedEach is removed for each of keys, in order.
+func removedEach(keys []types.NamespacedName) func() []bool {
+	return func() []bool {
+		var r []bool
+		for _, k := range keys {
+			r = append(r, removed(k)())
+		}
+		return r
+	}
+}
+
 func gone(key types.NamespacedName) func() bool {
 	return func() bool { return apierrors.IsNotFound(k8s.Get(ctx, key, &v1beta1.Machine{})) }
 }
@@ -125,6 +153,29 @@ func gone(key types.NamespacedName) func() bool {
 func allRunning(keys []types.NamespacedName) {
 	for _, k := range keys {
 		Eventually(phase(k)).Should(Equal(v1beta1.MachinePhaseRunning), "machine %s runs", k.Name)
+	}
+}
+
+// allNotReady waits until each Machine is linked to a Node whose Ready condition is False.
+func allNotReady(keys []types.NamespacedName) {
+	GinkgoHelper()
+	for _, k := range keys {
+		Eventually(func() (corev1.ConditionStatus, error) {
+			m := getMachine(k)
+			if m == nil || m.Status.NodeRef == nil {
+				return "", nil
+			}
+			n := &corev1.Node{}
+			if err := k8s.Get(ctx, types.NamespacedName{Name: m.Status.NodeRef.Name}, n); err != nil {
+				return "", err
+			}
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					return c.Status, nil
+				}
+			}
+			return "", nil
+		}).Should(Equal(corev1.ConditionFalse), "the Node of machine %s is NotReady", k.Name)
 	}
 }
 
@@ -233,22 +284,9 @@ func request(ns, name string) func() map[string]any {
 }
 
 // expectReplacement checks that the unpaused set brings its Machines back to replicas, all
-// Running, when the manager runs a MachineSet controller. Without one (a manager that registers
-// none) nothing replaces the deleted Machine and only the deletion is checked by the caller; a set
-// controller shows itself by writing the set's status.observedGeneration.
-func expectReplacement(ns string, set *v1beta1.MachineSet, lbls map[string]string, replicas int) {
-	cur := &v1beta1.MachineSet{}
-	running := func() bool {
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(set), cur)).To(Succeed())
-		return cur.Status.ObservedGeneration > 0
-	}
-	if !running() {
-		time.Sleep(3 * time.Second) // give a set controller time to observe the unpaused set
-		if !running() {
-			AddReportEntry("no MachineSet controller in the manager: replacement not checked")
-			return
-		}
-	}
+// Running: the suite's manager runs the MachineSet controller, which replaces what the health
+// check deletes.
+func expectReplacement(ns string, lbls map[string]string, replicas int) {
 	Eventually(func() []v1beta1.MachinePhase {
 		var list v1beta1.MachineList
 		Expect(k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels(lbls))).To(Succeed())
@@ -277,4 +315,22 @@ func nodeConditions(key types.NamespacedName) string {
 		out += fmt.Sprintf(" %s=%s since %s", c.Type, c.Status, c.LastTransitionTime.UTC().Format(time.RFC3339))
 	}
 	return out
+}
+
+// checkMetric returns the series of metric name the process exports for the health check key,
+// keyed by their other labels (`reason="X"`, or "" for none): what a dashboard of that check shows.
+func checkMetric(key types.NamespacedName, name string) func() map[string]float64 {
+	return func() map[string]float64 {
+		out := map[string]float64{}
+		prefix := fmt.Sprintf(`machinehealthcheck="%s",namespace="%s"`, key.Name, key.Namespace)
+		for labels, v := range scrape.Series(metrics.Registry, name, map[string]string{"namespace": key.Namespace, "machinehealthcheck": key.Name},
+			func(err error) { Expect(err).NotTo(HaveOccurred()) }) {
+			rest := labels[len(prefix):]
+			if rest != "" {
+				rest = rest[1:]
+			}
+			out[rest] = v
+		}
+		return out
+	}
 }

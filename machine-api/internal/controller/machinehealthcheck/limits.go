@@ -96,20 +96,20 @@ func scaled(v intstr.IntOrString, total int) (int, error) {
 	return n, nil
 }
 
-// allows reports whether remediation may go on with this many unhealthy targets.
-func (l limits) allows(unhealthy int) bool {
-	if l.hasRange && unhealthy < l.min {
+// allows reports whether remediation may go on with this many failing targets.
+func (l limits) allows(failing int) bool {
+	if l.hasRange && failing < l.min {
 		return false
 	}
-	return unhealthy <= l.max
+	return failing <= l.max
 }
 
-// headroom is how many more targets may turn unhealthy before remediation stops.
-func (l limits) headroom(unhealthy int) int {
-	if !l.allows(unhealthy) {
+// headroom is how many more targets may start failing before remediation stops.
+func (l limits) headroom(failing int) int {
+	if !l.allows(failing) {
 		return 0
 	}
-	return l.max - unhealthy
+	return l.max - failing
 }
 
 // slots is how many remediations may start with inFlight already in progress.
@@ -117,12 +117,21 @@ func (l limits) slots(inFlight int) int {
 	return max(l.maxInFlight-inFlight, 0)
 }
 
-// denial says, for a human, why remediation is not allowed with this many unhealthy of total.
-func (l limits) denial(unhealthy, total int) (reason, message string) {
+// denial says, for a human, why remediation is not allowed; counts is what is failing, in words
+// (see evaluation.counts).
+func (l limits) denial(counts string) (reason, message string) {
 	if l.hasRange {
-		return ReasonOutsideUnhealthyRange, fmt.Sprintf("%d of %d targets are unhealthy, outside %s; remediating nothing until the count is back within it",
-			unhealthy, total, l.text)
+		return ReasonOutsideUnhealthyRange, fmt.Sprintf("%s, outside %s; remediating nothing until the count is back within it", counts, l.text)
 	}
-	return ReasonTooManyUnhealthy, fmt.Sprintf("%d of %d targets are unhealthy, more than %s allows; remediating nothing until at most %d are",
-		unhealthy, total, l.text, l.max)
+	return ReasonTooManyUnhealthy, fmt.Sprintf("%s, more than %s allows; remediating nothing until at most %d are", counts, l.text, l.max)
+}
+
+// stopped says why remediation is stopped without the counts, which change with every Node that
+// fails or recovers: it is what each Machine's condition says, so that an outage does not rewrite
+// every Machine's condition at each change of the counts.
+func (l limits) stopped() string {
+	if l.hasRange {
+		return "the number of failing targets is outside " + l.text + " (see the health check's RemediationAllowed condition)"
+	}
+	return "more targets are failing than " + l.text + " allows (see the health check's RemediationAllowed condition)"
 }

@@ -16,9 +16,12 @@ import (
 
 var notReady = ptr.To("0s")
 
+// The whole-behaviour specs: the manager runs, in the spec's namespace. Their unhealthy
+// conditions have a timeout of 0 (unhealthy as soon as observed), so nothing waits for a timeout
+// in real time; timeouts are stepped on a fake clock in reconcile_test.go.
 var _ = Describe("A MachineHealthCheck", func() {
 	var ns string
-	BeforeEach(func() { ns = newNamespace() })
+	BeforeEach(func() { ns = managedNamespace() })
 
 	create := func(b *builder.MachineHealthCheckBuilder) types.NamespacedName {
 		c := b.Build()
@@ -26,13 +29,13 @@ var _ = Describe("A MachineHealthCheck", func() {
 		return client.ObjectKeyFromObject(c)
 	}
 
-	It("remediates a Machine whose Node stays NotReady past the timeout, and leaves the others alone", func() {
+	It("remediates a Machine whose Node turns NotReady, has its set replace it, and leaves the others alone", func() {
 		lbls := map[string]string{"pool": "web"}
 		set := pausedSet(ns, "web", 3, lbls)
 		ms := machines(ns, "web", 3, set, lbls, nil)
 		allRunning(ms)
 		check := create(builder.MachineHealthCheck(ns, "web", lbls).
-			WithUnhealthyCondition("Ready", "False", 2).WithUnhealthyCondition("Ready", "Unknown", 2))
+			WithUnhealthyCondition("Ready", "False", 0).WithUnhealthyCondition("Ready", "Unknown", 0))
 		for _, m := range ms {
 			Eventually(healthCheck(m)).Should(HavePrefix("True/Healthy: Node "))
 		}
@@ -44,24 +47,11 @@ var _ = Describe("A MachineHealthCheck", func() {
 		setAnnotation(ms[1], sim.NotReadyAfterAnnotation, notReady)
 		Eventually(removed(ms[1])).Should(BeTrue(), "the NotReady machine is deleted")
 		Eventually(events(ns, "web-1")).Should(ContainElement(
-			MatchRegexp(`^Normal UnhealthyNodeCondition: remediating: Node \S+ has had Ready=False since .*; deleting the Machine so that MachineSet web replaces it`)))
+			MatchRegexp(`^Normal UnhealthyNodeCondition: remediating: Node \S+ has had Ready=False since .*, longer than 0s; deleting the Machine so that MachineSet web replaces it`)))
 		Eventually(gone(ms[1])).Should(BeTrue(), "the machine controller finishes the deletion")
 		Expect(removed(ms[0])()).To(BeFalse())
 		Expect(removed(ms[2])()).To(BeFalse())
-		expectReplacement(ns, set, lbls, 3)
-	})
-
-	It("remediates a Machine that never gets a Node once the startup timeout has passed since provisioning", func() {
-		lbls := map[string]string{"pool": "stuck"}
-		set := pausedSet(ns, "stuck", 1, lbls)
-		ms := machines(ns, "stuck", 1, set, lbls, map[string]string{sim.NeverBootAnnotation: ""})
-		Eventually(func() *v1beta1.Machine { return getMachine(ms[0]) }).Should(
-			HaveField("Status.ProvisionedTime", Not(BeNil())), "the instance is provisioned")
-		create(builder.MachineHealthCheck(ns, "stuck", lbls).WithNodeStartupTimeout(3).WithMaxUnhealthy("1"))
-
-		Eventually(removed(ms[0])).Should(BeTrue())
-		Eventually(events(ns, "stuck-0")).Should(ContainElement(
-			MatchRegexp(`^Normal NodeStartupTimeout: remediating: no Node 3s after provisioning at `)))
+		expectReplacement(ns, lbls, 3)
 	})
 
 	It("remediates nothing while too many Machines are unhealthy, says why, and resumes once back under the limit", func() {
@@ -69,28 +59,29 @@ var _ = Describe("A MachineHealthCheck", func() {
 		set := pausedSet(ns, "outage", 5, lbls)
 		ms := machines(ns, "outage", 5, set, lbls, nil)
 		allRunning(ms)
-		check := create(builder.MachineHealthCheck(ns, "outage", lbls).WithUnhealthyCondition("Ready", "False", 1).WithMaxUnhealthy("40%"))
-		Eventually(remediationAllowed(check)).Should(HavePrefix("True/WithinLimits: 0 of 5 targets are unhealthy"))
-
+		// The outage comes first: with a timeout of 0, a check watching Nodes go down one at a time
+		// would rightly remediate the first ones while they are still within the limit.
 		for _, m := range ms[:3] {
 			setAnnotation(m, sim.NotReadyAfterAnnotation, notReady)
 		}
-		const why = "3 of 5 targets are unhealthy, more than maxUnhealthy 40% (2) allows; remediating nothing until at most 2 are"
+		allNotReady(ms[:3])
+		check := create(builder.MachineHealthCheck(ns, "outage", lbls).WithUnhealthyCondition("Ready", "False", 0).WithMaxUnhealthy("40%"))
+		const why = "3 of 5 targets failing (3 unhealthy, 0 within their timeout), more than maxUnhealthy 40% (2) allows; remediating nothing until at most 2 are"
 		Eventually(remediationAllowed(check)).Should(Equal("False/TooManyUnhealthy: " + why))
 		Eventually(func() v1beta1.MachineHealthCheckStatus { return getCheck(check)().Status }).Should(And(
 			HaveField("ExpectedMachines", BeEquivalentTo(5)), HaveField("CurrentHealthy", BeEquivalentTo(2)),
 			HaveField("RemediationsAllowed", BeEquivalentTo(0))))
 		for _, m := range ms[:3] {
-			Eventually(healthCheck(m)).Should(MatchRegexp(`^False/RemediationNotAllowed: Node \S+ has had Ready=False since .*; not remediated: ` + regexp.QuoteMeta(why) + `$`))
+			Eventually(healthCheck(m)).Should(MatchRegexp(`^False/RemediationNotAllowed: Node \S+ has had Ready=False since .*; not remediated: ` +
+				regexp.QuoteMeta("more targets are failing than maxUnhealthy 40% (2) allows (see the health check's RemediationAllowed condition)") + `$`))
 		}
 		Eventually(events(ns, "outage")).Should(ContainElement("Warning RemediationNotAllowed: " + why))
-		Consistently(func() []bool {
-			var r []bool
-			for _, m := range ms {
-				r = append(r, removed(m)())
-			}
-			return r
-		}).Should(HaveEach(false), "no machine is deleted while remediation is not allowed")
+		Eventually(checkMetric(check, "machineapi_machinehealthcheck_short_circuited")).Should(Equal(map[string]float64{"": 1}))
+		Expect(checkMetric(check, "machineapi_machinehealthcheck_targets")()).To(Equal(map[string]float64{"": 5}))
+		Expect(checkMetric(check, "machineapi_machinehealthcheck_unhealthy")()).To(Equal(map[string]float64{"": 3}))
+		Eventually(checkMetric(check, "machineapi_machinehealthcheck_remediations_refused_total")).Should(
+			Equal(map[string]float64{`reason="RemediationNotAllowed"`: 3}), "one refusal per Machine, not per reconcile")
+		Consistently(removedEach(ms)).Should(HaveEach(false), "no machine is deleted while remediation is not allowed")
 
 		By("one Node recovering brings the count back within the limit")
 		setAnnotation(ms[2], sim.NotReadyAfterAnnotation, nil)
@@ -99,6 +90,12 @@ var _ = Describe("A MachineHealthCheck", func() {
 		Eventually(healthCheck(ms[2])).Should(HavePrefix("True/Healthy"))
 		Expect(removed(ms[3])()).To(BeFalse())
 		Expect(removed(ms[4])()).To(BeFalse())
+		Eventually(checkMetric(check, "machineapi_machinehealthcheck_short_circuited")).Should(Equal(map[string]float64{"": 0}))
+		Eventually(checkMetric(check, "machineapi_machinehealthcheck_remediations_started_total")).Should(Equal(map[string]float64{"": 2}))
+
+		By("the check deleted, its series go")
+		Expect(k8s.Delete(ctx, getCheck(check)())).To(Succeed())
+		Eventually(checkMetric(check, "machineapi_machinehealthcheck_targets")).Should(BeEmpty())
 	})
 
 	It("with maxInFlight 1 remediates one Machine at a time", func() {
@@ -114,10 +111,11 @@ var _ = Describe("A MachineHealthCheck", func() {
 			ms = append(ms, client.ObjectKeyFromObject(m))
 		}
 		allRunning(ms)
-		check := create(builder.MachineHealthCheck(ns, "serial", lbls).WithUnhealthyCondition("Ready", "False", 1).
-			WithMaxUnhealthy("100%").WithMaxInFlight("1"))
 		setAnnotation(ms[0], sim.NotReadyAfterAnnotation, notReady)
 		setAnnotation(ms[1], sim.NotReadyAfterAnnotation, notReady)
+		allNotReady(ms[:2]) // both unhealthy when the check first looks: name order decides
+		check := create(builder.MachineHealthCheck(ns, "serial", lbls).WithUnhealthyCondition("Ready", "False", 0).
+			WithMaxUnhealthy("100%").WithMaxInFlight("1"))
 
 		Eventually(removed(ms[0])).Should(BeTrue(), "the first by name is remediated")
 		Eventually(healthCheck(ms[1])).Should(MatchRegexp(
@@ -138,7 +136,7 @@ var _ = Describe("A MachineHealthCheck", func() {
 		ms := machines(ns, "ext", 2, nil, lbls, nil) // no MachineSet: external remediation does not need one
 		allRunning(ms)
 		Expect(k8s.Create(ctx, remediationTemplate(ns, "reboot"))).To(Succeed())
-		create(builder.MachineHealthCheck(ns, "ext", lbls).WithUnhealthyCondition("Ready", "False", 1).
+		create(builder.MachineHealthCheck(ns, "ext", lbls).WithUnhealthyCondition("Ready", "False", 0).
 			WithMaxUnhealthy("1").WithRemediationTemplate(testGroupVersion, "TestRemediationTemplate", "reboot"))
 
 		setAnnotation(ms[0], sim.NotReadyAfterAnnotation, notReady)
@@ -163,8 +161,9 @@ var _ = Describe("A MachineHealthCheck", func() {
 	It("counts external requests in flight against maxInFlight", func() {
 		lbls := map[string]string{"pool": "extserial"}
 		ms := machines(ns, "xs", 3, nil, lbls, map[string]string{sim.NotReadyAfterAnnotation: "0s"})
+		allNotReady(ms) // all unhealthy when the check first looks: name order decides
 		Expect(k8s.Create(ctx, remediationTemplate(ns, "reboot"))).To(Succeed())
-		create(builder.MachineHealthCheck(ns, "extserial", lbls).WithUnhealthyCondition("Ready", "False", 1).
+		create(builder.MachineHealthCheck(ns, "extserial", lbls).WithUnhealthyCondition("Ready", "False", 0).
 			WithMaxUnhealthy("100%").WithMaxInFlight("2").WithRemediationTemplate(testGroupVersion, "TestRemediationTemplate", "reboot"))
 		Eventually(request(ns, "xs-0")).ShouldNot(BeNil())
 		Eventually(request(ns, "xs-1")).ShouldNot(BeNil())
@@ -176,7 +175,7 @@ var _ = Describe("A MachineHealthCheck", func() {
 		lbls := map[string]string{"pool": "lonely"}
 		ms := machines(ns, "lonely", 1, nil, lbls, nil)
 		allRunning(ms)
-		create(builder.MachineHealthCheck(ns, "lonely", lbls).WithUnhealthyCondition("Ready", "False", 1).WithMaxUnhealthy("1"))
+		create(builder.MachineHealthCheck(ns, "lonely", lbls).WithUnhealthyCondition("Ready", "False", 0).WithMaxUnhealthy("1"))
 		setAnnotation(ms[0], sim.NotReadyAfterAnnotation, notReady)
 		Eventually(healthCheck(ms[0])).Should(MatchRegexp(`^False/NotOwnedByMachineSet: .*remediate it manually`))
 		Consistently(removed(ms[0])).Should(BeFalse())
@@ -186,7 +185,7 @@ var _ = Describe("A MachineHealthCheck", func() {
 		lbls := map[string]string{"pool": "paused"}
 		set := pausedSet(ns, "paused", 1, lbls)
 		ms := machines(ns, "paused", 1, set, lbls, map[string]string{sim.NotReadyAfterAnnotation: "0s"})
-		check := create(builder.MachineHealthCheck(ns, "paused", lbls).WithUnhealthyCondition("Ready", "False", 1).
+		check := create(builder.MachineHealthCheck(ns, "paused", lbls).WithUnhealthyCondition("Ready", "False", 0).
 			WithMaxUnhealthy("1").WithAnnotations(map[string]string{v1beta1.PausedAnnotation: ""}))
 		Eventually(func() *v1beta1.Machine { return getMachine(ms[0]) }).Should(HaveField("Status.NodeRef", Not(BeNil())))
 		Consistently(removed(ms[0])).Should(BeFalse())

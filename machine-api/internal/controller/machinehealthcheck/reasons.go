@@ -7,6 +7,10 @@ const (
 	ReasonHealthy = "Healthy"
 	// ReasonWaitingForNode (Unknown): no Node yet; the message says by when one must register.
 	ReasonWaitingForNode = "WaitingForNode"
+	// ReasonSuspect (Unknown): a condition rule fails but its timeout has not passed; the message
+	// says which and when the Machine turns unhealthy unless it recovers. A suspect Machine counts
+	// against maxUnhealthy and is never remediated.
+	ReasonSuspect = "Suspect"
 	// ReasonRemediating (False): remediation has started: the Machine was deleted so that its
 	// MachineSet replaces it, or an external remediation request was created for it.
 	ReasonRemediating = "Remediating"
@@ -16,6 +20,12 @@ const (
 	// ReasonWaitingForRemediation (False): maxInFlight remediations are already in progress; this
 	// Machine is remediated when one of them finishes.
 	ReasonWaitingForRemediation = "WaitingForRemediation"
+	// ReasonRetriesExhausted (False): the Machine's lineage (its MachineSet slot) was remediated
+	// spec.remediation.maxRetries times; it is kept for inspection.
+	ReasonRetriesExhausted = "RetriesExhausted"
+	// ReasonWaitingForRetryPeriod (False): the Machine's lineage was remediated less than
+	// spec.remediation.retryPeriodSeconds ago; the message says when it may be again.
+	ReasonWaitingForRetryPeriod = "WaitingForRetryPeriod"
 	// ReasonNotOwnedByMachineSet (False): default remediation deletes only Machines a MachineSet
 	// controls (it replaces them); this one must be remediated by hand.
 	ReasonNotOwnedByMachineSet = "NotOwnedByMachineSet"
@@ -39,22 +49,42 @@ const (
 	CauseNodeStartupTimeout = "NodeStartupTimeout"
 	// CauseUnhealthyNodeCondition: one of spec.unhealthyConditions held for its timeout.
 	CauseUnhealthyNodeCondition = "UnhealthyNodeCondition"
+	// CauseUnhealthyMachineCondition: one of spec.unhealthyMachineConditions held for its timeout.
+	CauseUnhealthyMachineCondition = "UnhealthyMachineCondition"
 )
 
 // RemediationAllowed reasons, on the MachineHealthCheck, and its event reasons.
 const (
-	// ReasonWithinLimits (True): the unhealthy targets are within maxUnhealthy / unhealthyRange.
+	// ReasonWithinLimits (True): the failing targets are within maxUnhealthy / unhealthyRange.
 	ReasonWithinLimits = "WithinLimits"
-	// ReasonTooManyUnhealthy (False): more targets are unhealthy than maxUnhealthy allows.
+	// ReasonTooManyUnhealthy (False): more targets are failing (unhealthy, suspect or being
+	// remediated) than maxUnhealthy allows.
 	ReasonTooManyUnhealthy = "TooManyUnhealthy"
-	// ReasonOutsideUnhealthyRange (False): the number of unhealthy targets is outside unhealthyRange.
+	// ReasonOutsideUnhealthyRange (False): the number of failing targets is outside unhealthyRange.
 	ReasonOutsideUnhealthyRange = "OutsideUnhealthyRange"
 	// ReasonInvalidSpec (False): the selector or a limit cannot be parsed; the message says which.
 	ReasonInvalidSpec = "InvalidSpec"
 
 	// EventRemediationNotAllowed (Warning, on the MachineHealthCheck): remediation stopped because
-	// too many targets are unhealthy.
+	// too many targets are failing; emitted when it stops and again when the number failing changes.
 	EventRemediationNotAllowed = "RemediationNotAllowed"
 	// EventRemediationTemplateUnusable (Warning, on the MachineHealthCheck): see the template reasons.
 	EventRemediationTemplateUnusable = "RemediationTemplateUnusable"
+)
+
+// RetriesExhausted reasons, on the MachineHealthCheck (present when spec.remediation.maxRetries is
+// set), and its event.
+const (
+	// ReasonRetriesSpent (True): some Machines are kept unremediated because their lineage spent
+	// maxRetries; the message names them.
+	ReasonRetriesSpent = "RetriesSpent"
+	// ReasonWithinRetries (False): no unhealthy Machine's lineage has spent maxRetries.
+	ReasonWithinRetries = "WithinRetries"
+
+	// EventRetriesExhausted (Warning, on the MachineHealthCheck): a Machine is newly kept
+	// unremediated because its lineage spent maxRetries.
+	EventRetriesExhausted = "RetriesExhausted"
+	// EventLineageReset (Normal, on the Machine): the Machine was healthy for
+	// minHealthyPeriodSeconds, so its lineage's count of remediations was removed.
+	EventLineageReset = "LineageReset"
 )

@@ -16,6 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/lineage"
+	"machineapi.dev/machine-api/reconcile/steps"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
 // machineWriters bounds the Machine writes one reconcile makes in parallel.
@@ -43,7 +46,7 @@ func (r *Reconciler) remediate(ctx context.Context, s *scope) (ctrl.Result, bool
 	jobs := jobsOf(ev, remedyOf(s.mhc))
 	err := forEach(len(jobs), machineWriters, func(i int) error { return r.apply(ctx, s, jobs[i]) })
 	if s.changed.Load() {
-		res.RequeueAfter = soonest(res.RequeueAfter, conflictRetry)
+		res.RequeueAfter = steps.SoonestAfter(res.RequeueAfter, write.ConflictRetry)
 	}
 	return res, true, err
 }
@@ -95,47 +98,95 @@ func remedyOf(mhc *v1beta1.MachineHealthCheck) func(*outcome) string {
 			return fmt.Sprintf("requested external remediation %s %s (from %s %s)", kind, o.target.machine.Name, ref.Kind, ref.Name)
 		}
 	}
+	policy := retryPolicyOf(&mhc.Spec)
 	return func(o *outcome) string {
-		return fmt.Sprintf("deleting the Machine so that MachineSet %s replaces it", machineSetOf(o.target.machine))
+		m := o.target.machine
+		msg := fmt.Sprintf("deleting the Machine so that MachineSet %s replaces it", machineSetOf(m))
+		if !policy.tracked {
+			return msg
+		}
+		l := o.lineageOf()
+		id := l.ID
+		if id == "" {
+			id = m.Name
+		}
+		msg += fmt.Sprintf(" (remediation %d of lineage %s", l.Retries+1, id)
+		if policy.limited() {
+			msg += ", " + policy.maxText
+		}
+		return msg + ")"
 	}
 }
 
-// apply does one job. A Machine that changed since it was read (a conflict) is left alone and the
-// check is requeued after conflictRetry: the change may be one the Machine watch filters out (the
-// machine controller's Ready condition), so no event would bring it back. A Machine gone is left
-// alone: its delete event brings the check back.
+// apply does one job. A Machine to remediate that changed since it was judged (a conflict) is
+// left alone and the check is requeued after write.ConflictRetry: the change may be one the
+// Machine watch filters out (the machine controller's Ready condition), so no event would bring it
+// back. A Machine gone is left alone: its delete event brings the check back.
+//
+// Remediation by deletion, when the check tracks lineages, is three writes, each guarded by the
+// resourceVersion the one before left: the Remediating condition, the lineage mark (annotations
+// and the lineage finalizer, see package lineage), the delete. The mark must be stored before the
+// delete, so that the Machine's set finds it however late it looks.
 func (r *Reconciler) apply(ctx context.Context, s *scope, j job) error {
 	m := j.o.target.machine
-	rv := m.ResourceVersion
+	cur := m
 	if j.cond != nil {
-		updated, err := r.setHealthCondition(ctx, m, *j.cond, s)
+		judged := "" // a condition alone is written whatever else changed on the Machine
+		if j.o.action == actRemediate {
+			judged = m.ResourceVersion
+		}
+		updated, err := r.setHealthCondition(ctx, m, *j.cond, judged, s)
 		if err != nil || updated == nil {
 			return err
 		}
-		rv = updated.ResourceVersion
+		observeCondition(client.ObjectKeyFromObject(s.mhc), j.cond)
+		cur = updated
 	}
 	switch j.o.action {
 	case actRemediate:
 		if s.external {
 			return r.requestRemediation(ctx, s, j.o)
 		}
-		return r.deleteMachine(ctx, s, j.o, rv)
+		if s.eval.retry.tracked {
+			marked, err := r.updateLineage(ctx, s, cur, "marking the lineage of", func(m *v1beta1.Machine) bool {
+				lineage.Mark(m, s.now)
+				return true
+			})
+			if err != nil || marked == nil {
+				return err
+			}
+			cur = marked
+		}
+		return r.deleteMachine(ctx, s, j.o, cur.ResourceVersion, remedyOf(s.mhc)(j.o))
 	case actCleanup:
 		return r.deleteRequest(ctx, s, m)
+	case actReset:
+		if updated, err := r.updateLineage(ctx, s, cur, "resetting the lineage of", lineage.Reset); err != nil || updated == nil {
+			return err
+		}
+		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, EventLineageReset, "ResetLineage",
+			"healthy for %s (minHealthyPeriodSeconds): lineage %s starts over; it had been remediated %d times",
+			s.eval.retry.minHealthy, j.o.lineageOf().ID, j.o.lineageOf().Retries)
+	case actRelease:
+		if updated, err := r.updateLineage(ctx, s, cur, "releasing the lineage finalizer of", lineage.Release); err != nil || updated == nil {
+			return err
+		}
+		log.FromContext(ctx).Info("removed the lineage finalizer", "machine", m.Name, "why", releaseReason(j.o))
 	}
 	return nil
 }
 
-// setHealthCondition writes c on m with a merge patch guarded by m's resourceVersion, so the
-// conditions other controllers write are carried over as they were read. It returns the updated
-// Machine, or nil when m changed since it was read or is gone.
-func (r *Reconciler) setHealthCondition(ctx context.Context, m *v1beta1.Machine, c metav1.Condition, s *scope) (*v1beta1.Machine, error) {
-	before := m.DeepCopy()
-	updated := m.DeepCopy()
-	setCondition(&updated.Status.Conditions, c, s.now)
-	err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+// updateLineage writes change to m's lineage annotations or finalizer (see lineage.Update) and
+// records the write, so that the next pass reads the Machine as written. It returns the updated
+// Machine, or nil when m changed since it was read (a conflict: s is marked to be evaluated again)
+// or is gone.
+func (r *Reconciler) updateLineage(ctx context.Context, s *scope, m *v1beta1.Machine, doing string, change func(*v1beta1.Machine) bool) (*v1beta1.Machine, error) {
+	updated, err := lineage.Update(ctx, r.Client, m, change)
 	switch {
 	case err == nil:
+		if updated != m {
+			r.written.Wrote(m.ResourceVersion, updated)
+		}
 		return updated, nil
 	case apierrors.IsConflict(err):
 		s.changed.Store(true)
@@ -143,22 +194,41 @@ func (r *Reconciler) setHealthCondition(ctx context.Context, m *v1beta1.Machine,
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	default:
+		return nil, fmt.Errorf("%s machine %s: %w", doing, client.ObjectKeyFromObject(m), err)
+	}
+}
+
+// setHealthCondition writes c on m by server-side apply of that one condition (field manager
+// FieldOwner), so it never overwrites, nor conflicts with, what the machine controller and the
+// node linker write on the Machine. judged, when not empty, is the resourceVersion m must still
+// have (see healthConditionApply). It returns the updated Machine, or nil when m changed since it
+// was judged or is gone.
+func (r *Reconciler) setHealthCondition(ctx context.Context, m *v1beta1.Machine, c metav1.Condition, judged string, s *scope) (*v1beta1.Machine, error) {
+	updated, err := write.Status(ctx, r.Client, r.written, m, healthConditionApply(m, c, judged, s.now), FieldOwner, &v1beta1.Machine{})
+	switch {
+	case err == nil:
+		return updated, nil // nil when the Machine is gone
+	case apierrors.IsConflict(err):
+		s.changed.Store(true)
+		return nil, nil
+	default:
 		return nil, fmt.Errorf("setting %s on machine %s: %w", c.Type, client.ObjectKeyFromObject(m), err)
 	}
 }
 
-// deleteMachine deletes o's Machine, provided it is still the one judged (same UID and
-// resourceVersion); its MachineSet replaces it and the machine controller drains it as usual.
-func (r *Reconciler) deleteMachine(ctx context.Context, s *scope, o *outcome, rv string) error {
+// deleteMachine deletes o's Machine, provided it is still the one judged (same UID, and the
+// resourceVersion rv its last write left); its MachineSet replaces it and the machine controller
+// drains it as usual. remedy is the remediation in words, for the event.
+func (r *Reconciler) deleteMachine(ctx context.Context, s *scope, o *outcome, rv, remedy string) error {
 	m := o.target.machine
 	uid := m.UID
 	victim := &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
 	err := r.Client.Delete(ctx, victim, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 	switch {
 	case err == nil:
-		r.deletions.add(uid, s.now)
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, eventReason(o), "Delete",
-			"remediating: %s; deleting the Machine so that MachineSet %s replaces it", o.health.message, machineSetOf(m))
+		r.deletions.Deleted(s.mhc, m.Name, uid)
+		observeRemediationStarted(client.ObjectKeyFromObject(s.mhc))
+		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, eventReason(o), "Delete", "remediating: %s; %s", o.health.message, remedy)
 		return nil
 	case apierrors.IsConflict(err):
 		s.changed.Store(true)
@@ -179,6 +249,7 @@ func (r *Reconciler) requestRemediation(ctx context.Context, s *scope, o *outcom
 	}
 	switch err := r.Client.Create(ctx, req); {
 	case err == nil:
+		observeRemediationStarted(client.ObjectKeyFromObject(s.mhc))
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, eventReason(o), "RequestRemediation",
 			"remediating: %s; created %s %s", o.health.message, req.GetKind(), req.GetName())
 		return nil
@@ -193,7 +264,7 @@ func (r *Reconciler) requestRemediation(ctx context.Context, s *scope, o *outcom
 func (r *Reconciler) deleteRequest(ctx context.Context, s *scope, m *v1beta1.Machine) error {
 	gvk, err := requestGVK(s.mhc.Spec.RemediationTemplate)
 	if err != nil {
-		return nil // cannot happen: requests were found with this kind
+		return nil //nolint:nilerr // cannot happen: requests were found with this kind
 	}
 	req := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
 	req.SetGroupVersionKind(gvk)

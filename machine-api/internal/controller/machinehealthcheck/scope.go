@@ -17,7 +17,7 @@ type scope struct {
 	targets []target    // the selected Machines with their Nodes (and requests)
 	eval    *evaluation // the pass over targets
 	invalid error       // the spec cannot be evaluated; reported in RemediationAllowed
-	changed atomic.Bool // a Machine write met a conflict: evaluate again after conflictRetry
+	changed atomic.Bool // a Machine write met a conflict: evaluate again after write.ConflictRetry
 
 	// External remediation (spec.remediationTemplate set).
 	external        bool

@@ -2,12 +2,17 @@ package machinehealthcheck
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
+	"machineapi.dev/machine-api/reconcile/conditions"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
 // machineCondition returns the HealthCheckSucceeded condition o's Machine should carry, or false
@@ -28,6 +33,11 @@ func machineCondition(o *outcome, remedy func(*outcome) string) (metav1.Conditio
 		c.Message += "; remediating: " + remedy(o)
 	case o.health.state == stateWaiting:
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonWaitingForNode
+	case o.health.state == stateSuspect:
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonSuspect
+		if o.why != "" {
+			c.Message += "; " + o.why
+		}
 	default:
 		c.Status, c.Reason = metav1.ConditionFalse, o.blocked
 		c.Message += "; not remediated: " + o.why
@@ -75,28 +85,89 @@ func computeStatus(s *scope) v1beta1.MachineHealthCheckStatus {
 			st.Targets = nil
 		}
 		c.Status, c.Reason, c.Message = remediationAllowed(ev)
+		if ev.retry.limited() {
+			conditions.Set(&st.Conditions, retriesExhausted(ev, mhc.Generation), s.now)
+		} else {
+			meta.RemoveStatusCondition(&st.Conditions, v1beta1.RetriesExhaustedCondition)
+		}
 	default:
 		return st
 	}
-	setCondition(&st.Conditions, c, s.now)
+	conditions.Set(&st.Conditions, c, s.now)
 	return st
+}
+
+// counts says what is failing, for RemediationAllowed: "6 of 10 targets failing (1 unhealthy, 5
+// within their timeout)", with the remediations in progress when there are some.
+func (ev *evaluation) counts() string {
+	inFlight := ""
+	if ev.inFlight > 0 {
+		inFlight = fmt.Sprintf(", %d being remediated", ev.inFlight)
+	}
+	return fmt.Sprintf("%d of %d targets failing (%d unhealthy%s, %d within their timeout)",
+		ev.failing(), ev.total, ev.unhealthy-ev.inFlight, inFlight, ev.suspect)
 }
 
 // remediationAllowed is the RemediationAllowed condition for ev, its message giving the counts.
 func remediationAllowed(ev *evaluation) (metav1.ConditionStatus, string, string) {
 	if !ev.allowed {
-		reason, msg := ev.limits.denial(ev.unhealthy, ev.total)
+		reason, msg := ev.limits.denial(ev.counts())
 		return metav1.ConditionFalse, reason, msg
 	}
-	msg := fmt.Sprintf("%d of %d targets are unhealthy, within %s", ev.unhealthy, ev.total, ev.limits.text)
+	msg := ev.counts() + ", within " + ev.limits.text
 	if ev.limits.maxInFlightText != "" {
 		msg += fmt.Sprintf("; %d remediations in progress (%s)", ev.inFlight+ev.started, ev.limits.maxInFlightText)
 	}
 	return metav1.ConditionTrue, ReasonWithinLimits, msg
 }
 
-// setCondition sets c in conds, its transition time now when its status changes.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) {
-	c.LastTransitionTime = metav1.NewTime(now)
-	meta.SetStatusCondition(conds, c)
+// maxNamed bounds the Machines a condition message names.
+const maxNamed = 10
+
+// retriesExhausted is the RetriesExhausted condition for ev: True, naming them, while Machines are
+// kept unremediated because their lineage spent maxRetries.
+func retriesExhausted(ev *evaluation, generation int64) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.RetriesExhaustedCondition, ObservedGeneration: generation}
+	if len(ev.exhausted) == 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonWithinRetries
+		c.Message = "no unhealthy Machine's lineage has spent " + ev.retry.maxText
+		return c
+	}
+	names := ev.exhausted
+	more := ""
+	if len(names) > maxNamed {
+		names, more = names[:maxNamed], fmt.Sprintf(" and %d more", len(ev.exhausted)-maxNamed)
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, ReasonRetriesSpent
+	c.Message = fmt.Sprintf("%d unhealthy Machines are kept for inspection, not remediated: their lineage has spent %s: %s%s; "+
+		"delete such a Machine by hand to start its slot over, once what makes its Machines fail is fixed",
+		len(ev.exhausted), ev.retry.maxText, strings.Join(names, ", "), more)
+	return c
+}
+
+// statusApply returns the server-side apply configuration of st, the whole status of mhc (the
+// controller owns all of it). The UID makes the write fail rather than land on a check re-created
+// under the same name.
+func statusApply(mhc *v1beta1.MachineHealthCheck, st v1beta1.MachineHealthCheckStatus) (*acv1beta1.MachineHealthCheckApplyConfiguration, error) {
+	ac, err := write.WholeStatus[acv1beta1.MachineHealthCheckStatusApplyConfiguration](st)
+	if err != nil {
+		return nil, err
+	}
+	return acv1beta1.MachineHealthCheck(mhc.Name, mhc.Namespace).WithUID(mhc.UID).WithStatus(ac), nil
+}
+
+// healthConditionApply returns the server-side apply configuration of c, the HealthCheckSucceeded
+// condition, as the only field of m this controller writes. Its lastTransitionTime is now when its
+// status changes, else the one m has. rv, when not empty, is the resourceVersion m must still
+// have: the Remediating mark written before a delete is applied only to the Machine as judged.
+func healthConditionApply(m *v1beta1.Machine, c metav1.Condition, rv string, now time.Time) *acv1beta1.MachineApplyConfiguration {
+	conds := slices.Clone(m.Status.Conditions)
+	conditions.Set(&conds, c, now)
+	set := meta.FindStatusCondition(conds, c.Type)
+	ac := acv1beta1.Machine(m.Name, m.Namespace).WithUID(m.UID).
+		WithStatus(acv1beta1.MachineStatus().WithConditions(conditions.ApplyConfiguration(*set)))
+	if rv != "" {
+		ac.WithResourceVersion(rv)
+	}
+	return ac
 }

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
@@ -21,6 +22,7 @@ func TestMachineCondition(t *testing.T) {
 	sick := notReadyFor(time.Hour)
 	tests := map[string]struct {
 		targets []target // the first is checked
+		limits  *v1beta1.RemediationLimits
 		written bool
 		status  metav1.ConditionStatus
 		reason  string
@@ -38,10 +40,30 @@ func TestMachineCondition(t *testing.T) {
 			targets: []target{healthyTarget("a", sick)}, written: true, status: metav1.ConditionFalse, reason: ReasonRemediating,
 			message: []string{"Ready=False since", "; remediating: REMEDY"},
 		},
-		"too many unhealthy: the cause, then why nothing is done, with the counts": {
+		"too many failing: the cause, then why nothing is done, without the counts (they change with every Node)": {
 			targets: []target{healthyTarget("a", sick), healthyTarget("b", sick)}, written: true,
 			status: metav1.ConditionFalse, reason: ReasonRemediationNotAllowed,
-			message: []string{"Ready=False since", "not remediated: 2 of 2 targets are unhealthy, more than maxUnhealthy 1 allows"},
+			message: []string{"Ready=False since", "not remediated: more targets are failing than maxUnhealthy 1 allows (see the health check's RemediationAllowed condition)"},
+		},
+		"suspect: what fails and when it turns unhealthy": {
+			targets: []target{healthyTarget("a", notReadyFor(10*time.Second))}, written: true,
+			status: metav1.ConditionUnknown, reason: ReasonSuspect,
+			message: []string{"Node node-a has had Ready=False since 2026-05-04T11:59:50Z; unhealthy at 2026-05-04T12:00:50Z unless it recovers (timeoutSeconds 60)"},
+		},
+		"suspect while remediation is stopped: says so too": {
+			targets: []target{healthyTarget("a", notReadyFor(10*time.Second)), healthyTarget("b", sick)}, written: true,
+			status: metav1.ConditionUnknown, reason: ReasonSuspect,
+			message: []string{"unless it recovers (timeoutSeconds 60); meanwhile remediation is stopped: more targets are failing than maxUnhealthy 1 allows"},
+		},
+		"retries spent: kept for inspection": {
+			targets: []target{healthyTarget("a", sick, inLineage("a0", 2, time.Hour))}, limits: &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2)},
+			written: true, status: metav1.ConditionFalse, reason: ReasonRetriesExhausted,
+			message: []string{"not remediated: its lineage a0 has been remediated 2 times (maxRetries 2), last at 2026-05-04T11:00:00Z; the Machine is kept for inspection"},
+		},
+		"remediated with lineages tracked: which remediation of which lineage": {
+			targets: []target{healthyTarget("a", sick)}, limits: &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2)},
+			written: true, status: metav1.ConditionFalse, reason: ReasonRemediating,
+			message: []string{"; remediating: deleting the Machine so that MachineSet ms replaces it (remediation 1 of lineage a, maxRetries 2)"},
 		},
 		"not owned by a MachineSet": {
 			targets: []target{healthyTarget("a", sick, unowned)}, written: true, status: metav1.ConditionFalse,
@@ -56,11 +78,17 @@ func TestMachineCondition(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
+			spec := *spec.DeepCopy()
+			spec.Remediation = tc.limits
 			ev, err := evaluate(&spec, tc.targets, false, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, written := machineCondition(&ev.outcomes[0], func(*outcome) string { return "REMEDY" })
+			remedy := func(*outcome) string { return "REMEDY" }
+			if tc.limits != nil {
+				remedy = remedyOf(&v1beta1.MachineHealthCheck{Spec: spec})
+			}
+			c, written := machineCondition(&ev.outcomes[0], remedy)
 			if written != tc.written {
 				t.Fatalf("written = %t, want %t", written, tc.written)
 			}
@@ -103,8 +131,79 @@ func TestComputeStatus(t *testing.T) {
 		}
 		c := meta.FindStatusCondition(st.Conditions, v1beta1.RemediationAllowedCondition)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonTooManyUnhealthy ||
-			c.Message != "3 of 5 targets are unhealthy, more than maxUnhealthy 40% (2) allows; remediating nothing until at most 2 are" {
+			c.Message != "3 of 5 targets failing (3 unhealthy, 0 within their timeout), more than maxUnhealthy 40% (2) allows; remediating nothing until at most 2 are" {
 			t.Errorf("RemediationAllowed = %+v", c)
+		}
+		if meta.FindStatusCondition(st.Conditions, v1beta1.RetriesExhaustedCondition) != nil {
+			t.Errorf("RetriesExhausted is set without maxRetries")
+		}
+	})
+	t.Run("external remediation has no retry limit, so no RetriesExhausted", func(t *testing.T) {
+		spec := *spec.DeepCopy()
+		spec.Remediation = &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2)}
+		ev, err := evaluate(&spec, []target{healthyTarget("a", sick), healthyTarget("b")}, true, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := computeStatus(&scope{mhc: mhc, now: now, eval: ev})
+		if c := meta.FindStatusCondition(st.Conditions, v1beta1.RetriesExhaustedCondition); c != nil {
+			t.Errorf("RetriesExhausted = %+v on a check with external remediation", c)
+		}
+	})
+	t.Run("suspects count: the outage of the issue", func(t *testing.T) {
+		failing := notReadyFor(10 * time.Second)
+		targets := []target{healthyTarget("a", sick), healthyTarget("b", failing), healthyTarget("c", failing), healthyTarget("d", failing),
+			healthyTarget("e", failing), healthyTarget("f", failing), healthyTarget("g"), healthyTarget("h"), healthyTarget("i"), healthyTarget("j")}
+		ev, err := evaluate(&spec, targets, false, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := computeStatus(&scope{mhc: mhc, now: now, eval: ev})
+		c := meta.FindStatusCondition(st.Conditions, v1beta1.RemediationAllowedCondition)
+		if c == nil || c.Status != metav1.ConditionFalse ||
+			c.Message != "6 of 10 targets failing (1 unhealthy, 5 within their timeout), more than maxUnhealthy 40% (4) allows; remediating nothing until at most 4 are" {
+			t.Errorf("RemediationAllowed = %+v", c)
+		}
+		if st.CurrentHealthy != 4 {
+			t.Errorf("currentHealthy = %d, want 4: suspects are not healthy", st.CurrentHealthy)
+		}
+	})
+	t.Run("remediations in flight are counted apart", func(t *testing.T) {
+		spec := *spec.DeepCopy()
+		spec.MaxUnhealthy = ptrIntStr("100%")
+		targets := []target{healthyTarget("a", sick, remediatedByUs), healthyTarget("b", sick), healthyTarget("c", notReadyFor(time.Second))}
+		ev, err := evaluate(&spec, targets, false, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, msg := remediationAllowed(ev)
+		if msg != "3 of 3 targets failing (1 unhealthy, 1 being remediated, 1 within their timeout), within maxUnhealthy 100% (3)" {
+			t.Errorf("RemediationAllowed message %q", msg)
+		}
+	})
+	t.Run("retries exhausted names the Machines", func(t *testing.T) {
+		spec := *spec.DeepCopy()
+		spec.MaxUnhealthy = ptrIntStr("100%")
+		spec.Remediation = &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](1)}
+		mhc := &v1beta1.MachineHealthCheck{ObjectMeta: mhc.ObjectMeta, Spec: spec}
+		targets := []target{healthyTarget("b", sick, inLineage("b0", 1, time.Hour)), healthyTarget("a", sick, inLineage("a0", 3, time.Hour)), healthyTarget("c", sick)}
+		ev, err := evaluate(&spec, targets, false, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := computeStatus(&scope{mhc: mhc, now: now, eval: ev})
+		c := meta.FindStatusCondition(st.Conditions, v1beta1.RetriesExhaustedCondition)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonRetriesSpent ||
+			!strings.HasPrefix(c.Message, "2 unhealthy Machines are kept for inspection, not remediated: their lineage has spent maxRetries 1: a, b; ") {
+			t.Errorf("RetriesExhausted = %+v", c)
+		}
+		ev, err = evaluate(&spec, []target{healthyTarget("c", sick)}, false, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = computeStatus(&scope{mhc: mhc, now: now, eval: ev})
+		if c := meta.FindStatusCondition(st.Conditions, v1beta1.RetriesExhaustedCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonWithinRetries {
+			t.Errorf("RetriesExhausted = %+v, want False/WithinRetries", c)
 		}
 	})
 	t.Run("within limits", func(t *testing.T) {

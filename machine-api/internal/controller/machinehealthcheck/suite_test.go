@@ -14,18 +14,17 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"machineapi.dev/machine-api/internal/test/envtest"
-	"machineapi.dev/machine-api/internal/test/stack"
 	"machineapi.dev/machine-api/manager"
 )
 
-// The suite runs the whole manager (every controller and the simulated provider) once, against a
-// real API server with the module's CRDs and, from testdata/crd, a stand-in external remediation
-// kind and its template kind. Each spec works in its own namespace and breaks Nodes with the sim
-// provider's fault knobs.
+// The suite runs against a real API server with the module's CRDs and, from testdata/crd, a
+// stand-in external remediation kind and its template kind. Each spec works in its own namespace.
+// The whole-behaviour specs (mhc_test.go) run the whole manager (every controller and the
+// simulated provider), scoped to their namespace, and break Nodes with the sim provider's fault
+// knobs; the reconcile-once specs (reconcile_test.go) run no manager and step a fake clock.
 
 var (
 	env *envtest.Environment
-	st  *stack.Stack
 	k8s client.Client
 	ctx = context.Background()
 )
@@ -34,7 +33,7 @@ func TestMachineHealthCheck(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(45 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	SetDefaultConsistentlyDuration(3 * time.Second)
+	SetDefaultConsistentlyDuration(time.Second) // decisions take milliseconds: no timeout runs in these specs
 	SetDefaultConsistentlyPollingInterval(200 * time.Millisecond)
 	RunSpecs(t, "MachineHealthCheck controller on a real API server")
 }
@@ -46,14 +45,9 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	st, err = stack.Start(env.Config, stack.Options{})
-	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {
-	if st != nil {
-		Expect(st.Stop()).To(Succeed())
-	}
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
 	}

@@ -2,6 +2,7 @@ package machinehealthcheck
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,14 +18,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/controller/machine"
+	"machineapi.dev/machine-api/internal/index"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // machineEvents enqueues the health checks selecting a Machine. An update is passed on only when
 // it changes something a verdict depends on, and a label change enqueues the checks selecting
-// the old labels too (so they drop the Machine).
+// the old labels too (so they drop the Machine). A change of one of the Machine's other conditions
+// (its type, status or transition time) enqueues only the checks with an
+// unhealthyMachineConditions rule on that type: the machine controller's Ready condition changes
+// often, and matters to no other check.
 func (r *Reconciler) machineEvents() handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
@@ -33,7 +37,15 @@ func (r *Reconciler) machineEvents() handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
 			old, okOld := e.ObjectOld.(*v1beta1.Machine)
 			cur, okNew := e.ObjectNew.(*v1beta1.Machine)
-			if !okOld || !okNew || !machineChanged(old, cur) {
+			if !okOld || !okNew {
+				return
+			}
+			if !machineChanged(old, cur) {
+				if types := changedConditions(old, cur); len(types) > 0 {
+					r.enqueueIf(ctx, q, cur.Namespace, cur.Labels, func(mhc *v1beta1.MachineHealthCheck) bool {
+						return slices.ContainsFunc(mhc.Spec.UnhealthyMachineConditions, func(c v1beta1.UnhealthyCondition) bool { return types[c.Type] })
+					})
+				}
 				return
 			}
 			r.enqueue(ctx, q, cur.Namespace, cur.Labels)
@@ -63,6 +75,36 @@ func machineChanged(old, cur *v1beta1.Machine) bool {
 			meta.FindStatusCondition(old.Status.Conditions, v1beta1.HealthCheckSucceededCondition),
 			meta.FindStatusCondition(cur.Status.Conditions, v1beta1.HealthCheckSucceededCondition)) ||
 		linkState(old) != linkState(cur)
+}
+
+// changedConditions returns the types of the Machine's conditions (other than
+// HealthCheckSucceeded, which machineChanged compares) that appeared, disappeared, or changed
+// status or transition time: what an unhealthyMachineConditions rule reads. nil when none did.
+func changedConditions(old, cur *v1beta1.Machine) map[string]bool {
+	var types map[string]bool
+	note := func(t string) {
+		if types == nil {
+			types = map[string]bool{}
+		}
+		types[t] = true
+	}
+	for i := range cur.Status.Conditions {
+		c := &cur.Status.Conditions[i]
+		o := meta.FindStatusCondition(old.Status.Conditions, c.Type)
+		if o == nil || o.Status != c.Status || !o.LastTransitionTime.Equal(&c.LastTransitionTime) {
+			note(c.Type)
+		}
+	}
+	for i := range old.Status.Conditions {
+		if meta.FindStatusCondition(cur.Status.Conditions, old.Status.Conditions[i].Type) == nil {
+			note(old.Status.Conditions[i].Type)
+		}
+	}
+	delete(types, v1beta1.HealthCheckSucceededCondition)
+	if len(types) == 0 {
+		return nil
+	}
+	return types
 }
 
 // linkState is the part of the NodeLinked condition a verdict reads: the linker that sees the
@@ -109,7 +151,7 @@ func (r *Reconciler) checksOfNode(ctx context.Context, o client.Object) []reconc
 		}
 	}
 	list := &v1beta1.MachineList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{machine.IndexNodeName: o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{index.MachineByNodeName: o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "listing machines by node name", "node", o.GetName())
 		return nil
 	}
@@ -121,14 +163,25 @@ func (r *Reconciler) checksOfNode(ctx context.Context, o client.Object) []reconc
 }
 
 func (r *Reconciler) enqueue(ctx context.Context, q queue, namespace string, lbls map[string]string) {
-	for _, req := range r.checksSelecting(ctx, namespace, lbls) {
+	r.enqueueIf(ctx, q, namespace, lbls, nil)
+}
+
+// enqueueIf enqueues the checks selecting lbls in namespace that keep accepts (all when nil).
+func (r *Reconciler) enqueueIf(ctx context.Context, q queue, namespace string, lbls map[string]string, keep func(*v1beta1.MachineHealthCheck) bool) {
+	for _, req := range r.checksSelectingIf(ctx, namespace, lbls, keep) {
 		q.Add(req)
 	}
 }
 
-// checksSelecting returns the health checks in namespace whose selector matches lbls. It reads the
-// few checks of one namespace from the cache without copying them.
+// checksSelecting returns the health checks in namespace whose selector matches lbls.
 func (r *Reconciler) checksSelecting(ctx context.Context, namespace string, lbls map[string]string) []reconcile.Request {
+	return r.checksSelectingIf(ctx, namespace, lbls, nil)
+}
+
+// checksSelectingIf returns the health checks in namespace whose selector matches lbls and that
+// keep accepts (all when nil). It reads the few checks of one namespace from the cache without
+// copying them.
+func (r *Reconciler) checksSelectingIf(ctx context.Context, namespace string, lbls map[string]string, keep func(*v1beta1.MachineHealthCheck) bool) []reconcile.Request {
 	list := &v1beta1.MachineHealthCheckList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "listing health checks", "namespace", namespace)
@@ -138,6 +191,9 @@ func (r *Reconciler) checksSelecting(ctx context.Context, namespace string, lbls
 	set := labels.Set(lbls)
 	for i := range list.Items {
 		mhc := &list.Items[i]
+		if keep != nil && !keep(mhc) {
+			continue
+		}
 		sel, err := metav1.LabelSelectorAsSelector(mhc.Spec.Selector.AsLabelSelector())
 		if err != nil || !sel.Matches(set) {
 			continue

@@ -1,7 +1,10 @@
 package machinehealthcheck
 
 import (
+	"maps"
+	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +54,46 @@ func TestMachineChanged(t *testing.T) {
 			tc.change(cur)
 			if got := machineChanged(old, cur); got != tc.want {
 				t.Errorf("machineChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestChangedConditions: a change of a Machine condition's status or transition time (or one
+// appearing or going away) wakes the checks with a rule on its type; a message alone, or the
+// check's own HealthCheckSucceeded, does not.
+func TestChangedConditions(t *testing.T) {
+	t0 := metav1.NewTime(now)
+	base := func() *v1beta1.Machine {
+		return &v1beta1.Machine{Status: v1beta1.MachineStatus{Conditions: []metav1.Condition{
+			{Type: "InstanceHealthy", Status: metav1.ConditionTrue, Reason: "Ok", LastTransitionTime: t0},
+			{Type: v1beta1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ok", LastTransitionTime: t0},
+		}}}
+	}
+	tests := map[string]struct {
+		change func(*v1beta1.Machine)
+		want   []string
+	}{
+		"nothing":      {change: func(*v1beta1.Machine) {}},
+		"message only": {change: func(m *v1beta1.Machine) { m.Status.Conditions[0].Message = "still fine" }},
+		"status": {change: func(m *v1beta1.Machine) {
+			m.Status.Conditions[0].Status, m.Status.Conditions[0].LastTransitionTime = metav1.ConditionFalse, metav1.NewTime(now.Add(time.Second))
+		}, want: []string{"InstanceHealthy"}},
+		"a condition appears": {change: func(m *v1beta1.Machine) {
+			m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: "DiskHealthy", Status: metav1.ConditionFalse})
+		}, want: []string{"DiskHealthy"}},
+		"a condition goes away": {change: func(m *v1beta1.Machine) { m.Status.Conditions = m.Status.Conditions[1:] }, want: []string{"InstanceHealthy"}},
+		"the check's own condition is not one": {change: func(m *v1beta1.Machine) {
+			m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse})
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			old, cur := base(), base()
+			tc.change(cur)
+			got := slices.Sorted(maps.Keys(changedConditions(old, cur)))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("changedConditions = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/index"
 )
 
 // claimMachines finds the set's Machines through the controller index: those it controls, minus
@@ -45,7 +46,7 @@ func (r *Reconciler) claimMachines(ctx context.Context, s *scope) (reconcile.Res
 		}
 	}
 	if s.set.DeletionTimestamp.IsZero() {
-		orphans, err := r.listMachines(ctx, s.set.Namespace, noController)
+		orphans, err := r.listMachines(ctx, s.set.Namespace, index.NoController)
 		if err != nil {
 			return reconcile.Result{}, false, err
 		}
@@ -78,10 +79,10 @@ func (r *Reconciler) claimMachines(ctx context.Context, s *scope) (reconcile.Res
 }
 
 // listMachines lists the Machines of namespace whose controller is the set with this UID, or
-// which have no controller (noController), from the cache.
+// which have no controller (index.NoController), from the cache.
 func (r *Reconciler) listMachines(ctx context.Context, namespace, controller string) ([]*v1beta1.Machine, error) {
 	list := &v1beta1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{IndexMachineController: controller}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{index.MachineBySet: controller}); err != nil {
 		return nil, fmt.Errorf("listing machines by controller in namespace %s: %w", namespace, err)
 	}
 	out := make([]*v1beta1.Machine, len(list.Items))
@@ -101,9 +102,9 @@ func (r *Reconciler) adopt(ctx context.Context, set *v1beta1.MachineSet, m *v1be
 	for k, v := range ownLabels(set) {
 		m.Labels[k] = v
 	}
-	r.expectations.expect(set, m.Name, true)
+	r.expectations.Created(set, m.Name)
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		r.expectations.forget(set, m.Name)
+		r.expectations.Forget(set, m.Name)
 		*m = *before
 		return fmt.Errorf("adopting machine %s: %w", m.Name, err)
 	}
@@ -123,9 +124,9 @@ func (r *Reconciler) release(ctx context.Context, set *v1beta1.MachineSet, m *v1
 	if m.Labels[v1beta1.SetNameLabel] == set.Name {
 		delete(m.Labels, v1beta1.SetNameLabel)
 	}
-	r.expectations.expect(set, m.Name, false)
+	r.expectations.Deleted(set, m.Name, m.UID)
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		r.expectations.forget(set, m.Name)
+		r.expectations.Forget(set, m.Name)
 		*m = *before
 		return fmt.Errorf("releasing machine %s: %w", m.Name, err)
 	}

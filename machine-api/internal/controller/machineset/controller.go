@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,17 +23,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/pending"
+	"machineapi.dev/machine-api/reconcile/steps"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
-// IndexMachineController indexes Machines by the UID of their controlling MachineSet, and
-// Machines without any controller under noController (the candidates for adoption).
-const IndexMachineController = "machineset.machine.controllerUID"
-
-// noController is the IndexMachineController value of Machines no object controls.
-const noController = "<none>"
-
-// conflictRetry is how soon a set whose status write conflicted is reconciled again.
-const conflictRetry = 200 * time.Millisecond
+// FieldOwner is the server-side apply field manager of the MachineSet controller's status writes.
+const FieldOwner = "machineset-controller"
 
 // Reconciler is the MachineSet controller.
 type Reconciler struct {
@@ -53,7 +48,10 @@ type Reconciler struct {
 	// (and a set that cannot see its Machines would create them forever).
 	MachineSelector labels.Selector
 
-	expectations *expectations
+	// expectations are the Machine writes the cache does not show yet, per set (see scale.go).
+	expectations *pending.Writes
+	// written are the set's own status writes the cache does not show yet.
+	written *pending.Writes
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets,verbs=get;list;watch;update;patch
@@ -63,16 +61,15 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// SetupWithManager registers the Machine index and watches MachineSets and Machines: those a set
-// controls, and orphans its selector may adopt.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+// SetupWithManager watches MachineSets and Machines: those a set controls, and orphans its
+// selector may adopt. It finds a set's Machines through index.MachineBySet, which the manager
+// registers.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
 	r.expectations = newExpectations(r.Clock)
-	if err := IndexMachines(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
+	r.written = pending.New(r.Clock, expectationsTimeout)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machineset").
 		For(&v1beta1.MachineSet{}, builder.WithPredicates(
@@ -84,37 +81,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Complete(r)
 }
 
-// IndexMachines registers IndexMachineController.
-func IndexMachines(ctx context.Context, indexer client.FieldIndexer) error {
-	err := indexer.IndexField(ctx, &v1beta1.Machine{}, IndexMachineController, func(o client.Object) []string {
-		ref := metav1.GetControllerOf(o)
-		switch {
-		case ref == nil:
-			return []string{noController}
-		case ref.Kind == "MachineSet" && ref.APIVersion == v1beta1.GroupVersion.String():
-			return []string{string(ref.UID)}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("indexing Machines by controlling MachineSet: %w", err)
-	}
-	return nil
-}
-
 // Reconcile keeps one MachineSet's Machines: it claims the Machines its selector matches, deletes
 // them all when the set is deleted, and otherwise propagates template metadata in place and
 // creates or deletes Machines until spec.replicas are there. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
-	set := &v1beta1.MachineSet{}
-	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.expectations.reset(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	set, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineSet{}, r.written, r.expectations)
+	if err != nil || set == nil {
+		return ctrl.Result{}, err
 	}
 	if v1beta1.IsPaused(set.Annotations) {
-		log.FromContext(ctx).V(1).Info("machineset is paused; leaving it alone", "annotation", v1beta1.PausedAnnotation)
+		log.FromContext(ctx).V(1).Info("machineset is paused; leaving it alone", "annotation", v1beta1.PausedBy(set.Annotations))
 		return ctrl.Result{}, nil
 	}
 	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector.AsLabelSelector())
@@ -123,14 +99,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}
 	if set.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(set, v1beta1.MachineSetFinalizer) {
 		if err := r.addFinalizer(ctx, set); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+			return write.RequeueOnConflict(ctrl.Result{}, client.IgnoreNotFound(err))
 		}
 	}
 
 	s := &scope{set: set, selector: selector, now: r.Clock.Now()}
 	defer func() {
-		retErr = errors.Join(retErr, r.writeStatus(ctx, s, &res))
-		res = soonest(res, s)
+		retErr = errors.Join(retErr, r.writeStatus(ctx, s))
+		res, retErr = write.RequeueOnConflict(steps.Soonest(res, untilAvailable(s)), retErr)
 	}()
 
 	if res, done, err := r.claimMachines(ctx, s); err != nil || !done {
@@ -139,43 +115,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if !set.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
-	return runSteps(ctx, s,
+	return steps.Pipeline(ctx, s,
 		r.readOwner,
 		r.syncMetadata,
 		r.scale,
+		r.handOverLineages,
 	)
 }
 
-// step is one stage of a reconcile. It returns done=false to stop the stages after it.
-type step func(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error)
-
-func runSteps(ctx context.Context, s *scope, steps ...step) (ctrl.Result, error) {
-	for _, st := range steps {
-		res, done, err := st(ctx, s)
-		if err != nil || !done {
-			return res, err
-		}
-	}
-	return ctrl.Result{}, nil
-}
-
-// soonest returns res, or a requeue for when the next ready Machine becomes available if that is
-// sooner (availableReplicas must then go up without any event).
-func soonest(res ctrl.Result, s *scope) ctrl.Result {
+// untilAvailable asks to come back when the next ready Machine becomes available: no event says
+// so, and availableReplicas must then go up.
+func untilAvailable(s *scope) ctrl.Result {
 	if s.finalizerRemoved {
-		return res
+		return ctrl.Result{}
 	}
-	next := count(s.active(), s.set, s.now).nextAvailable
-	if next > 0 && (res.RequeueAfter == 0 || next < res.RequeueAfter) {
-		res.RequeueAfter = next + time.Second/10 // past the instant, so the Machine counts
+	if next := count(s.active(), s.set, s.now).nextAvailable; next > 0 {
+		return ctrl.Result{RequeueAfter: next + time.Second/10} // past the instant, so the Machine counts
 	}
-	return res
+	return ctrl.Result{}
 }
 
-// writeStatus writes the status computed from s with one patch, or nothing if it did not change.
-// On a conflict (the cache had not caught up with our previous write, or someone changed the set)
-// it asks for a quick requeue: the set's own status writes raise no event that would bring it back.
-func (r *Reconciler) writeStatus(ctx context.Context, s *scope, res *ctrl.Result) error {
+// writeStatus writes the status computed from s with one server-side apply, or nothing if it did
+// not change. The set controller owns the whole status; the write cannot conflict (see package
+// write), and the next reconcile reads it back from r.written until the cache shows it.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if s.finalizerRemoved {
 		return nil
 	}
@@ -183,27 +146,19 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope, res *ctrl.Result
 	if equality.Semantic.DeepEqual(status, s.set.Status) {
 		return nil
 	}
-	before := s.set.DeepCopy()
-	updated := s.set.DeepCopy()
-	updated.Status = status
-	err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case err == nil:
-		r.emitTransitionEvents(before, updated)
-		return nil
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		*res = ctrl.Result{RequeueAfter: conflictRetry}
-		return nil
-	default:
+	updated, err := write.Status(ctx, r.Client, r.written, s.set, statusApply(s.set, status), FieldOwner, &v1beta1.MachineSet{})
+	if err != nil {
 		return fmt.Errorf("writing the status of MachineSet %s/%s: %w", s.set.Namespace, s.set.Name, err)
 	}
+	if updated != nil {
+		r.emitTransitionEvents(s.set, updated)
+	}
+	return nil
 }
 
 // emitTransitionEvents records a Warning when the set freezes or leaves its autoscaler bounds.
 func (r *Reconciler) emitTransitionEvents(before, after *v1beta1.MachineSet) {
-	for _, t := range []string{v1beta1.FrozenCondition, AutoscalerBoundsCondition} {
+	for _, t := range []string{v1beta1.FrozenCondition, v1beta1.AutoscalerBoundsCondition} {
 		was := meta.FindStatusCondition(before.Status.Conditions, t)
 		now := meta.FindStatusCondition(after.Status.Conditions, t)
 		bad := metav1.ConditionFalse

@@ -3,13 +3,14 @@
 //
 // # What a reconcile does
 //
-// get → paused? leave it → finalizer (preset on sets a MachineDeployment creates) → claim the
+// get → paused (machine.machineapi.dev/paused or cluster.x-k8s.io/paused, v1beta1.PausedBy)? leave it → finalizer (preset on sets a MachineDeployment creates) → claim the
 // Machines (controller index: the set's own, minus those whose labels stopped matching, which are
-// released; plus matching orphans, which are adopted) → on deletion, delete every Machine and drop
-// the finalizer once they are gone (there is no garbage collection by owner references) → read the
-// owning MachineDeployment → propagate template metadata in place → scale. Status is computed from
-// what the steps saw (status.go, pure functions) and written once, by one merge patch with
-// optimistic locking, and not at all when it did not change.
+// released; plus matching orphans, which are adopted) → on deletion, delete every Machine, release
+// remediated ones, and drop the finalizer once they are gone (there is no garbage collection by
+// owner references) → read the owning MachineDeployment → propagate template metadata in place →
+// scale → hand on the lineages of remediated Machines. Status is computed from what the steps saw
+// (status.go, pure functions) and written once, by one server-side apply of the whole status (field
+// manager machineset-controller, see package write), and not at all when it did not change.
 //
 // # Scaling, without overshoot
 //
@@ -19,7 +20,8 @@
 // ... 64 calls at a time, at most 500 per reconcile) that stop at the first failure. Deleting:
 // the first n of the deletion order, never more — scaling down by one deletes exactly one.
 //
-// After each create, delete, adoption or release the set records an expectation (expectations.go)
+// After each create, delete, adoption or release the set records an expectation (a pending.Writes,
+// see expectations.go)
 // and does not create or delete again until its cache shows all of them (or five minutes pass,
 // the fallback for a lost event). Until then status.observedGeneration does not advance, which
 // tells a MachineDeployment the set's counts are not final. A new process starts with no
@@ -35,21 +37,37 @@
 // for Recreate, OnDelete and standalone sets. A count above the bound because replicas was lowered
 // is an ordinary scale-down, not a freeze.
 //
+// # Lineages of remediated Machines
+//
+// A Machine a MachineHealthCheck remediated carries its lineage (see package lineage) and the
+// lineage finalizer. When the set creates Machines to fill the gap, each such Machine's lineage
+// goes to exactly one of them (count + 1, the longest lineages first), and the finalizer is then
+// removed; a remediated Machine the set does not replace (it was scaled down, is Frozen, holds its
+// creates, or is being deleted) is released too, with a LineageEnded event. Which remediated
+// Machines still wait for an heir is read from the Machines (an heir names the Machine it replaces),
+// so a restart between the create and the release creates no second heir. A paused set holds its
+// remediated Machines until it is unpaused. The step is handOverLineages, after scale (lineage.go).
+//
 // # Deletion order
 //
 // Highest priority first: Machines already deleting; annotated machine.machineapi.dev/delete-machine;
 // unhealthy (phase Failed, no nodeRef, NodeLinked False, HealthCheckSucceeded False); the rest.
 // Within a class, spec.deletePolicy: Random (default; a stable FNV hash of the UID, so every
-// reconcile agrees), Newest (latest creationTimestamp first), Oldest; ties by name.
+// reconcile agrees), Newest (latest creationTimestamp first), Oldest; ties by name. The
+// delete-machine marks are read from the API server when the set shrinks (one list of its
+// Machines): the cluster-autoscaler marks a Machine just before it lowers the replicas, and the
+// cache may show the replicas first.
 //
-// # Metadata in place
+// # In-place fields
 //
-// A change to template.metadata, template.spec.metadata or template.spec.taints replaces no Machine:
-// every Machine of the set gets the template's labels and annotations (a key it got from an earlier
-// template, listed in the template-labels / template-annotations annotations, is removed when the
-// template drops it; keys set by others are left alone) and exactly the template's spec.metadata and
-// spec.taints, which the node linker carries to the Node. Other template changes apply to new
-// Machines only (a MachineDeployment rolls them out).
+// A change to the template's in-place fields (uptodate.InPlaceFields) replaces no Machine: every
+// Machine of the set gets the template's labels, annotations and lifecycle hooks (one it got from
+// an earlier template, listed in the template-labels / template-annotations /
+// template-lifecycle-hooks annotations, is removed when the template drops it; what others set is
+// left alone) and exactly the template's spec.metadata, spec.taints and spec.deletion; the node
+// linker carries metadata and taints to the Node. A Machine being deleted gets spec.deletion only,
+// so that a new timeout applies to its deletion in progress (a hook cannot be added to it). Other
+// template changes apply to new Machines only (a MachineDeployment rolls them out).
 //
 // # Autoscaler annotations
 //
@@ -63,13 +81,16 @@
 // ScalingUp, ScalingDown (True too while Machines drain), Frozen, Ready (every wanted Machine's
 // Ready condition True) and AutoscalerBounds. status.readyReplicas counts Machines whose Ready
 // condition is True; availableReplicas those Ready for minReadySeconds, measured from the
-// condition's lastTransitionTime.
+// condition's lastTransitionTime (package availability); upToDateReplicas those whose UpToDate
+// condition (the machine controller's) is True.
 //
 // # Requeues
 //
 // Events drive the work (the set, its Machines, orphans its selector matches). Timed requeues: when
-// the next ready Machine becomes available (minReadySeconds), and the expectations timeout.
+// the next ready Machine becomes available (minReadySeconds), the expectations timeout, when an
+// unsure create is due to be checked, and write.ConflictRetry after a guarded write (its
+// finalizer) met a conflict.
 //
-// Start reading at Reconcile in controller.go; claim.go, scale.go, metadata.go and delete.go hold
-// the steps, order.go the deletion order, status.go the status.
+// Start reading at Reconcile in controller.go; claim.go, scale.go, metadata.go, lineage.go and
+// delete.go hold the steps, order.go the deletion order, status.go the status.
 package machineset

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/autoscaler"
 	"machineapi.dev/machine-api/internal/controller/machineset"
 	"machineapi.dev/machine-api/internal/test/builder"
 )
@@ -175,12 +176,25 @@ var _ = Describe("A MachineSet", func() {
 			v1beta1.AutoscalerMinSizeAnnotation: "1", v1beta1.AutoscalerMaxSizeAnnotation: "2",
 		}).Build()
 		Expect(k8s.Create(ctx, set)).To(Succeed())
-		Eventually(condition(set, machineset.AutoscalerBoundsCondition)).Should(Equal("False/" + machineset.ReasonAboveMaxSize))
+		Eventually(condition(set, v1beta1.AutoscalerBoundsCondition)).Should(Equal("False/" + autoscaler.ReasonAboveMaxSize))
 		Eventually(readyReplicas(set)).Should(Equal(int32(3)), "spec.replicas is honoured")
-		Eventually(eventReasons(set)).Should(ContainElement(machineset.ReasonAboveMaxSize))
+		Eventually(eventReasons(set)).Should(ContainElement(autoscaler.ReasonAboveMaxSize))
 		patchReplicas(set, 2)
-		Eventually(condition(set, machineset.AutoscalerBoundsCondition)).Should(Equal("True/" + machineset.ReasonWithinAutoscalerBounds))
+		Eventually(condition(set, v1beta1.AutoscalerBoundsCondition)).Should(Equal("True/" + autoscaler.ReasonWithinAutoscalerBounds))
 	})
+
+	DescribeTable("leaves a set paused by an annotation alone, and resumes once it is removed", func(annotation string) {
+		set := builder.MachineSet(ns, "pool", 2).WithAnnotations(map[string]string{annotation: ""}).Build()
+		Expect(k8s.Create(ctx, set)).To(Succeed())
+		Consistently(liveNames(set), "3s").Should(BeEmpty(), "no Machine while paused")
+		Expect(getSet(set).Finalizers).To(BeEmpty())
+
+		patch(set, `{"metadata":{"annotations":{"`+annotation+`":null}}}`)
+		Eventually(readyReplicas(set)).Should(Equal(int32(2)))
+	},
+		Entry("machine.machineapi.dev/paused", v1beta1.PausedAnnotation),
+		Entry("cluster.x-k8s.io/paused, which the cluster-autoscaler honours too", v1beta1.ClusterAPIPausedAnnotation),
+	)
 
 	It("freezes when another writer gives it more Machines than replicas plus surge, and deletes the excess", func() {
 		set := builder.MachineSet(ns, "pool", 2).Build()

@@ -15,6 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/pending"
 )
 
 func TestApplyTemplate(t *testing.T) {
@@ -110,38 +111,40 @@ func TestNewMachine(t *testing.T) {
 	}
 }
 
+// TestExpectations: a set awaits the Machines it created (listed) and deleted (deleting or gone)
+// for at most expectationsTimeout, and a set re-created under the same name inherits nothing.
 func TestExpectations(t *testing.T) {
 	set := testSet(1)
 	fake := clocktesting.NewFakePassiveClock(t0)
 	var c clock.PassiveClock = fake
 	e := newExpectations(c)
-	e.expect(set, "new", true)
-	e.expect(set, "old", false)
-	e.expect(set, "failed", true)
-	e.forget(set, "failed")
 	old := machine("old", 0)
+	e.Created(set, "new")
+	e.Deleted(set, "old", old.UID)
+	e.Created(set, "failed")
+	e.Forget(set, "failed")
 
-	toAppear, toGo, _, _ := e.outstanding(set, map[string]*v1beta1.Machine{"old": old})
-	if !toAppear["new"] || !toGo["old"] || toAppear["failed"] {
-		t.Fatalf("outstanding %v %v: want new to appear and old to go, the forgotten create not awaited", toAppear, toGo)
+	p := e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{"old": old}))
+	if !p.Appear["new"] || !p.Gone["old"] || p.Appear["failed"] {
+		t.Fatalf("outstanding %+v: want new to appear and old to go, the forgotten create not awaited", p)
 	}
 	deleting(old)
-	toAppear, toGo, _, _ = e.outstanding(set, map[string]*v1beta1.Machine{"old": old, "new": machine("new", 0)})
-	if len(toAppear)+len(toGo) != 0 {
-		t.Fatalf("outstanding %v %v after the cache showed both writes", toAppear, toGo)
+	p = e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{"old": old, "new": machine("new", 0)}))
+	if p.Len() != 0 {
+		t.Fatalf("outstanding %+v after the cache showed both writes", p)
 	}
 
-	e.expect(set, "lost", true)
+	e.Created(set, "lost")
 	fake.SetTime(t0.Add(expectationsTimeout))
-	if toAppear, _, _, _ := e.outstanding(set, nil); len(toAppear) != 0 {
-		t.Fatalf("expectations outlived their timeout: %v", toAppear)
+	if p := e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{})); p.Len() != 0 {
+		t.Fatalf("expectations outlived their timeout: %+v", p)
 	}
 
-	e.expect(set, "x", true)
+	e.Created(set, "x")
 	other := set.DeepCopy()
 	other.UID = "recreated"
-	if toAppear, _, _, _ := e.outstanding(other, nil); len(toAppear) != 0 {
-		t.Fatalf("a set re-created under the same name inherited expectations: %v", toAppear)
+	if p := e.Outstanding(other, pending.In(map[string]*v1beta1.Machine{})); p.Len() != 0 {
+		t.Fatalf("a set re-created under the same name inherited expectations: %+v", p)
 	}
 }
 
@@ -151,23 +154,24 @@ func TestUnsureCreates(t *testing.T) {
 	set := testSet(1)
 	fake := clocktesting.NewFakePassiveClock(t0)
 	e := newExpectations(fake)
-	e.expect(set, "maybe", true)
-	e.unsure(set, "maybe")
+	e.Created(set, "maybe")
+	e.Unsure(set, "maybe", unsureCreateCheck)
+	none := pending.In(map[string]*v1beta1.Machine{})
 
-	toAppear, _, toCheck, deadline := e.outstanding(set, nil)
-	if !toAppear["maybe"] || len(toCheck) != 0 {
-		t.Fatalf("right after the failed create: toAppear %v toCheck %v; want it awaited, not checked yet", toAppear, toCheck)
+	p := e.Outstanding(set, none)
+	if !p.Appear["maybe"] || len(p.Check) != 0 {
+		t.Fatalf("right after the failed create: %+v; want it awaited, not checked yet", p)
 	}
-	if want := t0.Add(unsureCreateCheck); !deadline.Equal(want) {
-		t.Fatalf("come back at %s, want %s (when it is due to be checked)", deadline, want)
+	if want := t0.Add(unsureCreateCheck); !p.Deadline.Equal(want) {
+		t.Fatalf("come back at %s, want %s (when it is due to be checked)", p.Deadline, want)
 	}
 	fake.SetTime(t0.Add(unsureCreateCheck))
-	toAppear, _, toCheck, _ = e.outstanding(set, nil)
-	if !toAppear["maybe"] || !toCheck["maybe"] {
-		t.Fatalf("once due: toAppear %v toCheck %v; want it still awaited and due to be checked", toAppear, toCheck)
+	p = e.Outstanding(set, none)
+	if !p.Appear["maybe"] || !p.Check["maybe"] {
+		t.Fatalf("once due: %+v; want it still awaited and due to be checked", p)
 	}
-	if toAppear, _, toCheck, _ := e.outstanding(set, map[string]*v1beta1.Machine{"maybe": machine("maybe", 0)}); len(toAppear)+len(toCheck) != 0 {
-		t.Fatalf("the cache shows it: toAppear %v toCheck %v; want nothing awaited", toAppear, toCheck)
+	if p := e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{"maybe": machine("maybe", 0)})); p.Len()+len(p.Check) != 0 {
+		t.Fatalf("the cache shows it: %+v; want nothing awaited", p)
 	}
 }
 

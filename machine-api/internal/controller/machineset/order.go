@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
@@ -102,6 +103,32 @@ func pickForDeletion(active []*v1beta1.Machine, n int, policy v1beta1.DeletePoli
 	sorted := slices.Clone(active)
 	sortForDeletion(sorted, policy)
 	return sorted[:min(n, len(sorted))]
+}
+
+// withMarks returns active (from the cache) with the delete-machine mark of each Machine as fresh
+// (read from the API server) has it: the cluster-autoscaler marks the Machine it wants removed just
+// before it lowers the replicas, and the cache may show the new replicas before the mark. A mark
+// only the cache shows is kept (fresh has no newer word on a Machine it does not list). active is
+// not modified: a Machine that gains a mark is a copy.
+func withMarks(active []*v1beta1.Machine, fresh []v1beta1.Machine) []*v1beta1.Machine {
+	marks := map[types.UID]string{}
+	for i := range fresh {
+		if v, ok := fresh[i].Annotations[v1beta1.DeleteMachineAnnotation]; ok {
+			marks[fresh[i].UID] = v
+		}
+	}
+	out := slices.Clone(active)
+	for i, m := range out {
+		if v, ok := marks[m.UID]; ok && !hasKey(m.Annotations, v1beta1.DeleteMachineAnnotation) {
+			c := m.DeepCopy()
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[v1beta1.DeleteMachineAnnotation] = v
+			out[i] = c
+		}
+	}
+	return out
 }
 
 func hasKey(m map[string]string, k string) bool {

@@ -176,3 +176,27 @@ func TestPickForDeletionTakesExactlyN(t *testing.T) {
 		})
 	}
 }
+
+// TestMarksTheCacheDoesNotShowYet: the cluster-autoscaler marks a Machine and lowers the
+// replicas at once; a set whose cache shows the new replicas before the mark still deletes the
+// marked Machine, because the marks are read from the API server when it shrinks.
+func TestMarksTheCacheDoesNotShowYet(t *testing.T) {
+	cached := []*v1beta1.Machine{machine("a", 0), machine("b", 1), machine("c", 2)}
+	fresh := []v1beta1.Machine{*machine("a", 0), *machine("b", 1, annotated), *machine("c", 2)}
+	got := pickForDeletion(withMarks(cached, fresh), 1, v1beta1.OldestDeletePolicy)
+	if len(got) != 1 || got[0].Name != "b" {
+		t.Fatalf("deleted %v, want the Machine the API server shows marked (b)", namesOf(got))
+	}
+	if hasKey(cached[1].Annotations, v1beta1.DeleteMachineAnnotation) {
+		t.Fatalf("the cached Machine was modified")
+	}
+	if got := pickForDeletion(cached, 1, v1beta1.OldestDeletePolicy); got[0].Name != "a" {
+		t.Fatalf("without the fresh read the oldest (a) goes; got %v", namesOf(got))
+	}
+
+	// A mark only the cache shows stays; a Machine the read does not list keeps its cached state.
+	cached = []*v1beta1.Machine{machine("a", 0), machine("b", 1), machine("c", 2, annotated)}
+	if got := pickForDeletion(withMarks(cached, nil), 1, v1beta1.OldestDeletePolicy); got[0].Name != "c" {
+		t.Fatalf("deleted %v, want the Machine marked in the cache (c)", namesOf(got))
+	}
+}

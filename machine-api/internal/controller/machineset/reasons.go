@@ -1,23 +1,18 @@
 package machineset
 
-import v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+import "machineapi.dev/machine-api/internal/uptodate"
 
-// Condition types this controller writes besides those of the API package.
-const (
-	// AutoscalerBoundsCondition is present when the cluster-autoscaler's min/max size annotations
-	// are: True when spec.replicas lies within them, False (with a reason saying which bound)
-	// when it does not or when they cannot be read.
-	AutoscalerBoundsCondition = "AutoscalerBounds"
-)
-
-// Annotations this controller keeps on the Machines it creates or adopts.
+// Annotations this controller keeps on the Machines it creates or adopts, so that a key (or hook)
+// removed from the template is removed from the Machine while what anyone else set is left alone.
+// They are defined by package uptodate, which applies the template.
 const (
 	// TemplateLabelsAnnotation lists (comma-separated, sorted) the label keys a Machine got from
-	// its set's template, so that a key removed from the template is removed from the Machine
-	// while labels set by anyone else are left alone.
-	TemplateLabelsAnnotation = v1beta1.Prefix + "template-labels"
+	// its set's template.
+	TemplateLabelsAnnotation = uptodate.TemplateLabelsAnnotation
 	// TemplateAnnotationsAnnotation lists the annotation keys a Machine got from its set's template.
-	TemplateAnnotationsAnnotation = v1beta1.Prefix + "template-annotations"
+	TemplateAnnotationsAnnotation = uptodate.TemplateAnnotationsAnnotation
+	// TemplateHooksAnnotation lists the lifecycle hooks a Machine got from its set's template.
+	TemplateHooksAnnotation = uptodate.TemplateHooksAnnotation
 )
 
 // Condition reasons and event reasons.
@@ -44,11 +39,7 @@ const (
 	ReasonMachinesReady    = "MachinesReady"
 	ReasonMachinesNotReady = "MachinesNotReady"
 
-	// AutoscalerBounds.
-	ReasonWithinAutoscalerBounds = "WithinAutoscalerBounds"
-	ReasonBelowMinSize           = "ReplicasBelowMinSize"
-	ReasonAboveMaxSize           = "ReplicasAboveMaxSize"
-	ReasonInvalidBounds          = "InvalidAutoscalerAnnotations"
+	// AutoscalerBounds: see package autoscaler.
 
 	// Events without a condition of their own.
 	EventCreated         = "SuccessfulCreate"

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/pending"
 )
 
 const (
@@ -29,22 +30,22 @@ const (
 // the cache does not yet show the Machines this process created, adopted, deleted or released
 // before (see expectations): acting on a stale count is how controllers overshoot.
 func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
-	toAppear, toGo, toCheck, deadline := r.expectations.outstanding(s.set, s.byName())
-	for name := range toCheck {
+	p := r.expectations.Outstanding(s.set, pending.In(s.byName()))
+	for name := range p.Check {
 		switch created, err := r.wasCreated(ctx, s.set, name); {
 		case err != nil:
 			return reconcile.Result{}, false, err
 		case !created:
-			r.expectations.forget(s.set, name)
-			delete(toAppear, name)
+			r.expectations.Forget(s.set, name)
+			delete(p.Appear, name)
 		}
 	}
-	s.toAppear, s.toGo = toAppear, toGo
+	s.toAppear, s.toGo = p.Appear, p.Gone
 	have := int32(len(s.active()) + s.inFlight())
 	s.frozen = isFrozen(s.set, have, s.surge())
 	if len(s.toAppear)+len(s.toGo) > 0 {
 		// The events of those Machines bring the set back; the timeout is the fallback.
-		return reconcile.Result{RequeueAfter: deadline.Sub(s.now)}, false, nil
+		return reconcile.Result{RequeueAfter: p.Deadline.Sub(s.now)}, false, nil
 	}
 	s.acted = true
 	want := replicasOf(s.set)
@@ -56,10 +57,25 @@ func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, boo
 	case have < want:
 		return reconcile.Result{}, true, r.createMachines(ctx, s, int(min(want-have, maxBurst)))
 	case have > want:
-		victims := pickForDeletion(s.active(), int(min(have-want, maxBurst)), s.set.Spec.DeletePolicy)
+		active, err := r.withMarksNow(ctx, s)
+		if err != nil {
+			return reconcile.Result{}, false, err
+		}
+		victims := pickForDeletion(active, int(min(have-want, maxBurst)), s.set.Spec.DeletePolicy)
 		return reconcile.Result{}, true, r.deleteMachines(ctx, s, victims)
 	}
 	return reconcile.Result{}, true, nil
+}
+
+// withMarksNow returns the set's active Machines with v1beta1.DeleteMachineAnnotation as the API
+// server has it now, not the cache (see withMarks). It reads the set's Machines once, only when
+// the set shrinks.
+func (r *Reconciler) withMarksNow(ctx context.Context, s *scope) ([]*v1beta1.Machine, error) {
+	list := &v1beta1.MachineList{}
+	if err := r.APIReader.List(ctx, list, client.InNamespace(s.set.Namespace), client.MatchingLabels{v1beta1.SetNameLabel: s.set.Name}); err != nil {
+		return nil, fmt.Errorf("listing the Machines of MachineSet %s marked for deletion: %w", s.set.Name, err)
+	}
+	return withMarks(s.active(), list.Items), nil
 }
 
 // createMachines creates n Machines in slow-start batches (1, 2, 4, ... up to maxParallel at a
@@ -72,14 +88,15 @@ func (r *Reconciler) createMachines(ctx context.Context, s *scope, n int) error 
 		machines := make([]*v1beta1.Machine, size)
 		for i := range machines {
 			machines[i] = newMachine(s.set)
-			r.expectations.expect(s.set, machines[i].Name, true)
+			s.bequeath(machines[i])
+			r.expectations.Created(s.set, machines[i].Name)
 		}
 		errs := parallel(size, func(i int) error {
 			if err := r.Client.Create(ctx, machines[i]); err != nil {
 				if refused(err) {
-					r.expectations.forget(s.set, machines[i].Name)
+					r.expectations.Forget(s.set, machines[i].Name)
 				} else {
-					r.expectations.unsure(s.set, machines[i].Name)
+					r.expectations.Unsure(s.set, machines[i].Name, unsureCreateCheck)
 				}
 				return fmt.Errorf("creating machine %s: %w", machines[i].Name, err)
 			}
@@ -88,6 +105,7 @@ func (r *Reconciler) createMachines(ctx context.Context, s *scope, n int) error 
 		for i, err := range errs {
 			if err == nil {
 				s.created++
+				s.bequeathed(machines[i])
 				names = append(names, machines[i].Name)
 			}
 		}
@@ -162,13 +180,13 @@ func newMachine(set *v1beta1.MachineSet) *v1beta1.Machine {
 // deleteMachines deletes victims; the machine controller drains each and removes its instance.
 func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1beta1.Machine) error {
 	for _, m := range victims {
-		r.expectations.expect(s.set, m.Name, false)
+		r.expectations.Deleted(s.set, m.Name, m.UID)
 	}
 	errs := parallel(len(victims), func(i int) error {
 		m := victims[i]
 		err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
-			r.expectations.forget(s.set, m.Name)
+			r.expectations.Forget(s.set, m.Name)
 			return fmt.Errorf("deleting machine %s: %w", m.Name, err)
 		}
 		return nil

@@ -19,6 +19,8 @@ type scope struct {
 	machines []*v1beta1.Machine
 	// owner describes the MachineDeployment controlling the set, if any.
 	owner *ownerInfo
+	// lineages are the remediated Machines whose lineage the set hands on (see lineage.go).
+	lineages *lineages
 
 	// Writes of earlier reconciles the cache does not show yet.
 	toAppear map[string]bool // created or adopted

@@ -11,6 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
+	"machineapi.dev/machine-api/internal/autoscaler"
+	"machineapi.dev/machine-api/internal/availability"
+	"machineapi.dev/machine-api/reconcile/conditions"
 )
 
 // computeStatus returns the set's new status from what the reconcile in s observed and did. It
@@ -25,6 +29,7 @@ func computeStatus(s *scope) v1beta1.MachineSetStatus {
 	st.FullyLabeledReplicas = c.fullyLabeled
 	st.ReadyReplicas = c.ready
 	st.AvailableReplicas = c.available
+	st.UpToDateReplicas = c.upToDate
 	if s.selector != nil {
 		st.Selector = s.selector.String()
 	}
@@ -32,29 +37,30 @@ func computeStatus(s *scope) v1beta1.MachineSetStatus {
 		st.ObservedGeneration = set.Generation
 	}
 
-	setCondition(&st.Conditions, scalingUp(s, st.Replicas), s.now)
-	setCondition(&st.Conditions, scalingDown(s, st.Replicas), s.now)
-	setCondition(&st.Conditions, frozenCondition(s, st.Replicas), s.now)
-	setCondition(&st.Conditions, readyCondition(s, active, c), s.now)
-	if bounds, ok := AutoscalerBounds(set.Annotations, replicasOf(set), set.Generation); ok {
-		setCondition(&st.Conditions, bounds, s.now)
+	conditions.Set(&st.Conditions, scalingUp(s, st.Replicas), s.now)
+	conditions.Set(&st.Conditions, scalingDown(s, st.Replicas), s.now)
+	conditions.Set(&st.Conditions, frozenCondition(s, st.Replicas), s.now)
+	conditions.Set(&st.Conditions, readyCondition(s, active, c), s.now)
+	if bounds, ok := autoscaler.Bounds(set.Annotations, replicasOf(set), set.Generation); ok {
+		conditions.Set(&st.Conditions, bounds, s.now)
 	} else {
-		meta.RemoveStatusCondition(&st.Conditions, AutoscalerBoundsCondition)
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.AutoscalerBoundsCondition)
 	}
 	return st
 }
 
 // counts are the per-Machine tallies of a set's status.
 type counts struct {
-	fullyLabeled, ready, available int32
+	fullyLabeled, ready, available, upToDate int32
 	// nextAvailable is how long until the next ready Machine becomes available (0: none waits).
 	nextAvailable time.Duration
 	failed        []string // "name (reason: message)" of Failed Machines
 }
 
 // count tallies machines: fully labeled (every template label present), ready (Ready condition
-// True) and available (ready for at least minReadySeconds, measured from the Ready condition's
-// last transition).
+// True), available (ready for at least minReadySeconds, measured from the Ready condition's last
+// transition: see package availability) and up to date (UpToDate condition True, which the
+// machine controller writes).
 func count(machines []*v1beta1.Machine, set *v1beta1.MachineSet, now time.Time) counts {
 	var c counts
 	minReady := time.Duration(set.Spec.MinReadySeconds) * time.Second
@@ -70,16 +76,19 @@ func count(machines []*v1beta1.Machine, set *v1beta1.MachineSet, now time.Time) 
 			}
 			c.failed = append(c.failed, fmt.Sprintf("%s (%s)", m.Name, msg))
 		}
-		ready := meta.FindStatusCondition(m.Status.Conditions, v1beta1.ReadyCondition)
-		if ready == nil || ready.Status != metav1.ConditionTrue {
-			continue
+		if meta.IsStatusConditionTrue(m.Status.Conditions, v1beta1.UpToDateCondition) {
+			c.upToDate++
 		}
-		c.ready++
-		wait := ready.LastTransitionTime.Add(minReady).Sub(now)
-		if wait <= 0 {
+		ready, available, wait := availability.Of(m, minReady, now)
+		switch {
+		case available:
+			c.ready++
 			c.available++
-		} else if c.nextAvailable == 0 || wait < c.nextAvailable {
-			c.nextAvailable = wait
+		case ready:
+			c.ready++
+			if c.nextAvailable == 0 || wait < c.nextAvailable {
+				c.nextAvailable = wait
+			}
 		}
 	}
 	slices.Sort(c.failed)
@@ -175,10 +184,22 @@ func readyCondition(s *scope, active []*v1beta1.Machine, c counts) metav1.Condit
 	return cond
 }
 
-// setCondition sets c in conds, keeping the existing transition time unless the status changes.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) {
-	c.LastTransitionTime = metav1.NewTime(now)
-	meta.SetStatusCondition(conds, c)
+// statusApply returns the server-side apply configuration of st, the whole status of set (the
+// set controller owns all of it). The UID makes the write fail rather than land on a set
+// re-created under the same name.
+func statusApply(set *v1beta1.MachineSet, st v1beta1.MachineSetStatus) *acv1beta1.MachineSetApplyConfiguration {
+	ac := acv1beta1.MachineSetStatus().
+		WithReplicas(st.Replicas).
+		WithFullyLabeledReplicas(st.FullyLabeledReplicas).
+		WithReadyReplicas(st.ReadyReplicas).
+		WithAvailableReplicas(st.AvailableReplicas).
+		WithUpToDateReplicas(st.UpToDateReplicas).
+		WithObservedGeneration(st.ObservedGeneration).
+		WithConditions(conditions.ApplyConfigurations(st.Conditions)...)
+	if st.Selector != "" {
+		ac.WithSelector(st.Selector)
+	}
+	return acv1beta1.MachineSet(set.Name, set.Namespace).WithUID(set.UID).WithStatus(ac)
 }
 
 func preview(names []string) string {

@@ -18,7 +18,7 @@ import (
 
 // machineChanged passes Machine creations and deletions, and the updates a set acts on or counts:
 // metadata (labels, annotations, owners, deletion), spec (node metadata the set propagates), and
-// the status that decides readiness, availability and the deletion order. The many other status
+// the status that decides readiness, availability, up-to-dateness and the deletion order. The many other status
 // writes of a Machine's life (addresses, provider status, ...) wake no set.
 func machineChanged() predicate.Predicate {
 	return predicate.Funcs{
@@ -43,7 +43,8 @@ func relevantChange(a, b *v1beta1.Machine) bool {
 		(a.Status.NodeRef == nil) != (b.Status.NodeRef == nil) ||
 		conditionChanged(a, b, v1beta1.ReadyCondition) ||
 		conditionChanged(a, b, v1beta1.NodeLinkedCondition) ||
-		conditionChanged(a, b, v1beta1.HealthCheckSucceededCondition)
+		conditionChanged(a, b, v1beta1.HealthCheckSucceededCondition) ||
+		conditionChanged(a, b, v1beta1.UpToDateCondition)
 }
 
 func conditionChanged(a, b *v1beta1.Machine, t string) bool {

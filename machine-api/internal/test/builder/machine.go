@@ -79,3 +79,11 @@ func (b *MachineBuilder) WithDeletion(d v1beta1.MachineDeletionSpec) *MachineBui
 
 // Build returns the Machine.
 func (b *MachineBuilder) Build() *v1beta1.Machine { return b.m.DeepCopy() }
+
+// MachineClass returns a MachineClass for the simulated provider with the given instance type.
+func MachineClass(namespace, name, instanceType string) *v1beta1.MachineClass {
+	return &v1beta1.MachineClass{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       v1beta1.MachineClassSpec{ProviderSpec: runtime.RawExtension{Raw: fmt.Appendf(nil, `{"instanceType":%q}`, instanceType)}},
+	}
+}

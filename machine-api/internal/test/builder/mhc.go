@@ -57,6 +57,20 @@ func (b *MachineHealthCheckBuilder) WithRemediationTemplate(apiVersion, kind, na
 	return b
 }
 
+// WithUnhealthyMachineCondition adds a rule on the Machine's own condition typ with status held for
+// timeoutSeconds.
+func (b *MachineHealthCheckBuilder) WithUnhealthyMachineCondition(typ, status string, timeoutSeconds int32) *MachineHealthCheckBuilder {
+	b.c.Spec.UnhealthyMachineConditions = append(b.c.Spec.UnhealthyMachineConditions,
+		v1beta1.UnhealthyCondition{Type: typ, Status: status, TimeoutSeconds: timeoutSeconds})
+	return b
+}
+
+// WithRemediationLimits sets spec.remediation.
+func (b *MachineHealthCheckBuilder) WithRemediationLimits(l v1beta1.RemediationLimits) *MachineHealthCheckBuilder {
+	b.c.Spec.Remediation = &l
+	return b
+}
+
 // WithAnnotations sets the check's annotations (for example the paused annotation).
 func (b *MachineHealthCheckBuilder) WithAnnotations(a map[string]string) *MachineHealthCheckBuilder {
 	b.c.Annotations = a

@@ -172,6 +172,24 @@ func (b *MachineDeploymentBuilder) WithNodeLabels(l map[string]string) *MachineD
 	return b
 }
 
+// WithMachineClass refers the template's providerSpec to a MachineClass.
+func (b *MachineDeploymentBuilder) WithMachineClass(name string) *MachineDeploymentBuilder {
+	b.d.Spec.Template.Spec.ProviderSpec = v1beta1.ProviderSpec{MachineClass: &v1beta1.MachineClassReference{Name: name}}
+	return b
+}
+
+// WithDeletion sets the template's spec.deletion.
+func (b *MachineDeploymentBuilder) WithDeletion(d v1beta1.MachineDeletionSpec) *MachineDeploymentBuilder {
+	b.d.Spec.Template.Spec.Deletion = &d
+	return b
+}
+
+// WithRollout sets spec.rollout.
+func (b *MachineDeploymentBuilder) WithRollout(r v1beta1.MachineDeploymentRollout) *MachineDeploymentBuilder {
+	b.d.Spec.Rollout = &r
+	return b
+}
+
 // WithMinReadySeconds sets spec.minReadySeconds.
 func (b *MachineDeploymentBuilder) WithMinReadySeconds(n int32) *MachineDeploymentBuilder {
 	b.d.Spec.MinReadySeconds = &n

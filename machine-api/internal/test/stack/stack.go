@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -68,8 +69,8 @@ func Start(cfg *rest.Config, o Options) (*Stack, error) {
 	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer syncCancel()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
-		s.Stop()
-		return nil, fmt.Errorf("the manager's caches did not sync")
+		stopErr := s.Stop()
+		return nil, errors.Join(errors.New("the manager's caches did not sync"), stopErr)
 	}
 	return s, nil
 }

@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 // Package envtest starts a real kube-apiserver and etcd for nodelink's tests and benchmark, from
 // the binaries `make controlplane` builds (found through KUBEBUILDER_ASSETS), with the test CRDs
 // installed: testmachine's Machine and a Cluster API shaped cluster.x-k8s.io Machine.
@@ -68,7 +52,7 @@ func CheckAssets() (string, error) {
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
 		return "", errors.New("KUBEBUILDER_ASSETS is not set: run `make controlplane` (or make test), " +
-			"then KUBEBUILDER_ASSETS=<repo>/bin/k8s/<version> go test ./...")
+			"then `KUBEBUILDER_ASSETS=<repo>/bin/k8s/<version> go test ./...`")
 	}
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {

@@ -1,25 +1,11 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package testmachine
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -77,4 +63,29 @@ func (Adapter) LinkCondition(m *Machine) *metav1.Condition {
 // SetLinkCondition sets the NodeLinked entry of status.conditions.
 func (Adapter) SetLinkCondition(m *Machine, c metav1.Condition) {
 	meta.SetStatusCondition(&m.Status.Conditions, c)
+}
+
+// ApplyAdapter is Adapter with nodelink.LinkApplier: Machine's conditions are a map-list keyed
+// by type, so the link is recorded with a server-side apply, as machine-api's adapter does.
+type ApplyAdapter struct{ Adapter }
+
+var _ nodelink.LinkApplier[*Machine] = ApplyAdapter{}
+
+// LinkApplyConfiguration returns the apply configuration of status.nodeRef and the NodeLinked
+// condition.
+func (ApplyAdapter) LinkApplyConfiguration(m *Machine, ref *nodelink.NodeRef, c metav1.Condition) runtime.ApplyConfiguration {
+	cond, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
+	if err != nil {
+		panic(err) // a metav1.Condition always converts
+	}
+	status := map[string]any{"conditions": []any{cond}}
+	if ref != nil {
+		status["nodeRef"] = map[string]any{"kind": "Node", "name": ref.Name, "uid": string(ref.UID)}
+	}
+	return client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": GroupVersion.String(),
+		"kind":       "Machine",
+		"metadata":   map[string]any{"name": m.Name, "namespace": m.Namespace, "uid": string(m.UID)}, // nodelink always passes a machine it read
+		"status":     status,
+	}})
 }

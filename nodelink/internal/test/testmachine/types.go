@@ -1,19 +1,3 @@
-/*
-Copyright The machineapi Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 // Package testmachine is a machine-like test kind shaped like machine-api's Machine
 // (test.nodelink.machineapi.dev/v1 Machine), its CRD, and its typed nodelink.Adapter — the adapter
 // machine-api writes for its own Machine looks like this one.
@@ -28,9 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 // GroupVersion is the test kind's API group and version.
@@ -38,7 +22,11 @@ var GroupVersion = schema.GroupVersion{Group: "test.nodelink.machineapi.dev", Ve
 
 var (
 	// SchemeBuilder registers Machine and MachineList.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, &Machine{}, &MachineList{})
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
 	// AddToScheme adds the test kind to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
@@ -47,8 +35,6 @@ var (
 //
 //go:embed crd/test.nodelink.machineapi.dev_machines.yaml
 var CRD []byte
-
-func init() { SchemeBuilder.Register(&Machine{}, &MachineList{}) }
 
 // Machine is a machine-like test object.
 //
