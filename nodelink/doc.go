@@ -68,8 +68,9 @@
 // and, for Nodes behind another API server, on a change of whether they can be seen (the
 // reachability probe feeds a channel source; sight.go enqueues the machines waiting for a Node).
 // Transient errors are returned and retried with the controller's exponential backoff. An
-// optimistic-lock conflict on a Node is not retried: every Node change brings its machines back
-// once the cache shows it. A conflict on a machine's status merge patch (another controller wrote
+// optimistic-lock conflict on a Node is not retried at once (the cache would still show the stale
+// copy): the Node's next version in the cache brings the machine back, even when it changes
+// nothing else nodelink reads, such as a kubelet's status write (stale.go). A conflict on a machine's status merge patch (another controller wrote
 // it) is written once more on top of the machine read from the API server; an apply has none.
 //
 // # Metrics

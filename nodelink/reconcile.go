@@ -28,6 +28,8 @@ type reconciler[M client.Object] struct {
 	written recentWrites
 	// sight tells whether the Nodes can be seen; nil when they are in the machines' own cluster.
 	sight *nodeSight
+	// stale remembers the Nodes whose patches failed the optimistic lock (stale.go).
+	stale staleNodes
 }
 
 // scope is what one reconcile learned about its machine.
@@ -67,20 +69,16 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{}, nil
 	}
 	if err := r.syncNode(ctx, s); err != nil {
-		return reconcile.Result{}, ignoreConflict(err)
+		if apierrors.IsConflict(err) {
+			// The Node changed since the cache showed it: its next event brings the machine back
+			// with fresh data (stale.go). Retrying at once with backoff would only read the same
+			// stale cache and fail again (several wasted writes per link at scale). Machine status
+			// conflicts are handled in recordStatus.
+			return reconcile.Result{Requeue: r.nodeConflict(ctx, s)}, nil
+		}
+		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.recordStatus(ctx, s)
-}
-
-// ignoreConflict drops an optimistic-lock conflict on a Node: the Node changed since the cache
-// showed it, and every Node change brings its machines back with fresh data. Retrying at once with
-// backoff would only read the same stale cache and fail again (several wasted writes per link at
-// scale). Machine status conflicts are handled in recordStatus.
-func ignoreConflict(err error) error {
-	if apierrors.IsConflict(err) {
-		return nil
-	}
-	return err
 }
 
 // handles reports whether m is in this linker's scope (Options.Namespace and Options.Selector).

@@ -71,6 +71,9 @@ func (l *Linker[M]) Link(ctx context.Context, m M) (*Link, error) {
 	}
 	if err := r.syncNode(ctx, s); err != nil {
 		if apierrors.IsConflict(err) {
+			if r.nodeConflict(ctx, s) {
+				r.opts.Recorder.LinkChanged(s.view.Key)
+			}
 			return nil, nil
 		}
 		return nil, err

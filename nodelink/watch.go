@@ -190,14 +190,21 @@ func (r *reconciler[M]) addPeers(ctx context.Context, reqs *requests, m M) {
 
 // mapNode maps a Node event to the machines it may concern: the one its annotations name, those
 // whose nodeRef names it, and those with its providerID or one of its InternalIPs. Updates that
-// change none of what nodelink reads (status heartbeats) map to nothing.
+// change none of what nodelink reads (status heartbeats) map only to the machines whose patch of
+// the Node was refused (stale.go).
 func (r *reconciler[M]) mapNode(ctx context.Context, old, new client.Object) []reconcile.Request {
 	r.observe(old, new)
 	var reqs requests
 	o, _ := old.(*corev1.Node)
 	n, _ := new.(*corev1.Node)
+	// Machines whose patch of this Node was refused come back on any newer version (stale.go).
+	if name := nodeName(o, n); name != "" {
+		for _, key := range r.stale.take(name, n) {
+			reqs.addIf(true, key)
+		}
+	}
 	if o != nil && n != nil && !nodeInputsChanged(o, n) {
-		return nil
+		return reqs.list
 	}
 	for _, node := range []*corev1.Node{o, n} {
 		if node == nil {
@@ -219,6 +226,17 @@ func (r *reconciler[M]) mapNode(ctx context.Context, old, new client.Object) []r
 		}
 	}
 	return reqs.list
+}
+
+// nodeName is the name of the Node of an event (old is nil for an add, new for a delete).
+func nodeName(old, new *corev1.Node) string {
+	switch {
+	case new != nil:
+		return new.Name
+	case old != nil:
+		return old.Name
+	}
+	return ""
 }
 
 func nodeInputsChanged(o, n *corev1.Node) bool {

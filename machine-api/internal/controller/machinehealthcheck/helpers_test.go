@@ -175,7 +175,7 @@ func allNotReady(keys []types.NamespacedName) {
 				}
 			}
 			return "", nil
-		}).Should(Equal(corev1.ConditionFalse), "the Node of machine %s is NotReady", k.Name)
+		}).Should(Equal(corev1.ConditionFalse), func() string { return "the Node of machine " + k.Name + " is NotReady; " + linkState(k) })
 	}
 }
 
@@ -298,6 +298,32 @@ func expectReplacement(ns string, lbls map[string]string, replicas int) {
 		}
 		return phases
 	}).Should(And(HaveLen(replicas), HaveEach(v1beta1.MachinePhaseRunning)), "the set replaces the remediated machine")
+}
+
+// linkState describes a Machine's phase, providerID and NodeLinked condition, and the Nodes with
+// its providerID, for failure messages.
+func linkState(key types.NamespacedName) string {
+	m := getMachine(key)
+	if m == nil {
+		return "no machine"
+	}
+	out := fmt.Sprintf("machine %s: phase %q, providerID %q", m.Name, m.Status.Phase, m.Spec.ProviderID)
+	if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition); c != nil {
+		out += fmt.Sprintf(", NodeLinked=%s/%s: %s", c.Status, c.Reason, c.Message)
+	}
+	var nodes corev1.NodeList
+	if err := k8s.List(ctx, &nodes); err != nil {
+		return out + "; listing Nodes: " + err.Error()
+	}
+	for _, n := range nodes.Items {
+		if m.Spec.ProviderID != "" && n.Spec.ProviderID == m.Spec.ProviderID {
+			out += fmt.Sprintf("; Node %s (resourceVersion %s) annotations %v taints %v", n.Name, n.ResourceVersion, n.Annotations, n.Spec.Taints)
+			for _, c := range n.Status.Conditions {
+				out += fmt.Sprintf(" %s=%s", c.Type, c.Status)
+			}
+		}
+	}
+	return out
 }
 
 // nodeConditions describes the conditions of a Machine's Node, for failure messages.

@@ -68,6 +68,7 @@ var _ = Describe("A MachineHealthCheck running all the time", func() {
 			setAnnotation(m, sim.NotReadyAfterAnnotation, nil)
 		}
 		Eventually(removed(broken)).Should(BeTrue())
+		Eventually(gone(broken)).Should(BeTrue(), "the machine controller finishes the broken Machine's deletion")
 		for _, m := range ms[:5] {
 			Eventually(healthCheck(m)).Should(HavePrefix("True/Healthy"))
 		}
