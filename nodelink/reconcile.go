@@ -3,6 +3,7 @@ package nodelink
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,12 +75,19 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 			// with fresh data (stale.go). Retrying at once with backoff would only read the same
 			// stale cache and fail again (several wasted writes per link at scale). Machine status
 			// conflicts are handled in recordStatus.
-			return reconcile.Result{Requeue: r.nodeConflict(ctx, s)}, nil
+			if r.nodeConflict(ctx, s) {
+				return reconcile.Result{RequeueAfter: retrySoon}, nil
+			}
+			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.recordStatus(ctx, s)
 }
+
+// retrySoon is when a reconcile whose Node patch was refused runs again when the cache already
+// shows a newer Node: at once, but through the queue (Result.Requeue is deprecated).
+const retrySoon = 10 * time.Millisecond
 
 // handles reports whether m is in this linker's scope (Options.Namespace and Options.Selector).
 func (r *reconciler[M]) handles(m client.Object) bool {
