@@ -88,7 +88,7 @@ func RecordClass(class *v1beta1.MachineClass) *v1beta1.MachineClassRecord {
 // or were removed; for one whose children were not recorded, the node itself. None when the spec
 // hashes the same.
 func ClassChanges(rec *v1beta1.MachineClassRecord, class *v1beta1.MachineClass) []string {
-	if rec == nil || hashJSON(decode(&class.Spec)) == rec.SpecHash {
+	if rec == nil || classSpecHash(class) == rec.SpecHash {
 		return nil
 	}
 	nodes := tree(&class.Spec)
@@ -131,6 +131,9 @@ func ClassChanges(rec *v1beta1.MachineClassRecord, class *v1beta1.MachineClass) 
 	}
 	return out
 }
+
+// classSpecHash is the hash of class's spec, as a MachineClassRecord keeps it.
+func classSpecHash(class *v1beta1.MachineClass) string { return hashJSON(decode(&class.Spec)) }
 
 // parentOf returns the longest recorded path that is a proper prefix of p followed by . or [
 // (spec when none is).

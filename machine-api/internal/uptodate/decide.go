@@ -112,26 +112,68 @@ func (d Decision) Replace() (bool, string) {
 // machineMaxAgeSeconds are causes too. In-place fields that differ are listed in InPlace and are
 // no cause: the Machine's set brings them in line.
 func Decide(m *v1beta1.Machine, class *v1beta1.MachineClass, d Desired, now time.Time) Decision {
-	var dec Decision
-	inDeployment := d.Deployment
+	return NewDecider(d, class).Decide(m, now)
+}
+
+// Decider applies Decide's policy to many Machines of one Desired and MachineClass, working out
+// once what depends only on those two: a MachineDeployment decides every Machine of its current
+// set on each reconcile.
+type Decider struct {
+	d     Desired
+	class *v1beta1.MachineClass
+	// want is d.Template's spec without its in-place fields (nil without a template).
+	want *v1beta1.MachineSpec
+	// classHash is the hash of class's spec ("" without a class).
+	classHash string
+}
+
+// NewDecider returns a Decider for Machines that should be d, whose spec names class as it is now
+// (nil for an inline providerSpec or when it cannot be read).
+func NewDecider(d Desired, class *v1beta1.MachineClass) *Decider {
+	x := &Decider{d: d, class: class}
 	if d.Template != nil {
-		have, want := withoutInPlace(&m.Spec), withoutInPlace(&d.Template.Spec)
+		want := outsideInPlace(&d.Template.Spec)
+		x.want = &want
+	}
+	if class != nil {
+		x.classHash = classSpecHash(class)
+	}
+	return x
+}
+
+// Decide is Decide for m, at now.
+func (x *Decider) Decide(m *v1beta1.Machine, now time.Time) Decision {
+	dec := x.Replacement(m, now)
+	if x.d.Template != nil {
+		after := *m
+		if ApplyInPlace(setTemplate(x.d, m), &after) {
+			dec.InPlace = diff("", inPlaceView(m), inPlaceView(&after))
+		}
+	}
+	return dec
+}
+
+// Replacement is Decide without the in-place differences (Decision.InPlace stays empty): the
+// causes and when the Machine becomes due, which is all that choosing Machines to replace needs.
+func (x *Decider) Replacement(m *v1beta1.Machine, now time.Time) Decision {
+	var dec Decision
+	d, class := x.d, x.class
+	inDeployment := d.Deployment
+	if x.want != nil {
+		have := outsideInPlace(&m.Spec)
 		var changes []Change
 		// The same bytes are the same spec; only a difference needs the (costlier) canonical diff.
-		if !equality.Semantic.DeepEqual(have, want) {
-			changes = diff("spec", canonical(have), canonical(want))
+		if !equality.Semantic.DeepEqual(&have, x.want) {
+			want := *x.want
+			changes = diff("spec", canonical(&have), canonical(&want))
 		}
 		if len(changes) > 0 {
 			dec.Causes = append(dec.Causes, Cause{Reason: ReasonTemplateChanged, Changes: changes, Replaces: inDeployment,
 				Message: fmt.Sprintf("differs from the template of %s: %s", d.Owner, list(changes))})
 		}
-		after := *m
-		if ApplyInPlace(setTemplate(d, m), &after) {
-			dec.InPlace = diff("", inPlaceView(m), inPlaceView(&after))
-		}
 	}
 	if ref := m.Spec.ProviderSpec.MachineClass; ref != nil && class != nil && class.Name == ref.Name &&
-		m.Status.MachineClass != nil && m.Status.MachineClass.Name == class.Name {
+		m.Status.MachineClass != nil && m.Status.MachineClass.Name == class.Name && m.Status.MachineClass.SpecHash != x.classHash {
 		if paths := ClassChanges(m.Status.MachineClass, class); len(paths) > 0 {
 			changes := make([]Change, len(paths))
 			for i, p := range paths {

@@ -1,6 +1,7 @@
 package uptodate
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,12 @@ func TestDecide(t *testing.T) {
 			}
 			if !dec.Due.Equal(tc.wantDue) {
 				t.Fatalf("due %v, want %v", dec.Due, tc.wantDue)
+			}
+			// Replacement (what a deployment uses for its current set) decides the same, without
+			// the in-place differences.
+			repl := NewDecider(tc.d, tc.class).Replacement(tc.m, tc.now)
+			if !reflect.DeepEqual(repl.Causes, dec.Causes) || !repl.Due.Equal(dec.Due) || len(repl.InPlace) > 0 {
+				t.Fatalf("Replacement = %+v, want Decide's causes and due without in-place changes: %+v", repl, dec)
 			}
 			c := Condition(dec, tc.d, tc.m.Generation)
 			if want := len(tc.wantReasons) == 0; (c.Status == metav1.ConditionTrue) != want || c.Type != v1beta1.UpToDateCondition || c.ObservedGeneration != 1 {

@@ -61,6 +61,18 @@ func withoutInPlace(spec *v1beta1.MachineSpec) *v1beta1.MachineSpec {
 	return out
 }
 
+// outsideInPlace is withoutInPlace as a shallow copy, for comparing: it shares spec's maps,
+// slices and pointers, so it must not be modified.
+func outsideInPlace(spec *v1beta1.MachineSpec) v1beta1.MachineSpec {
+	out := *spec
+	out.Metadata = v1beta1.ObjectMeta{}
+	out.Taints = nil
+	out.Deletion = nil
+	out.LifecycleHooks = v1beta1.LifecycleHooks{}
+	out.ProviderID = ""
+	return out
+}
+
 // ApplyInPlace brings a Machine's in-place fields in line with the template t of its set, in place,
 // and reports whether anything changed:
 //   - labels and annotations of t.metadata: set to the template's values; a key the Machine got
@@ -81,7 +93,9 @@ func ApplyInPlace(t *v1beta1.MachineTemplateSpec, m *v1beta1.Machine) bool {
 		m.Spec.Deletion = t.Spec.Deletion.DeepCopy()
 		return !equality.Semantic.DeepEqual(before, m.Spec.Deletion)
 	}
-	beforeLabels, beforeAnnotations := maps.Clone(m.Labels), maps.Clone(m.Annotations)
+	// Nothing below mutates m's maps and slices (they are replaced by changed copies), so the
+	// values before need no copy, and only the fields set here can differ.
+	beforeLabels, beforeAnnotations := m.Labels, m.Annotations
 	beforeSpec := m.Spec
 	m.Labels = syncKeys(maps.Clone(m.Labels), t.Metadata.Labels, keysOf(m.Annotations, TemplateLabelsAnnotation))
 	ann := withoutKeys(t.Metadata.Annotations, TemplateLabelsAnnotation, TemplateAnnotationsAnnotation, TemplateHooksAnnotation)
@@ -105,7 +119,10 @@ func ApplyInPlace(t *v1beta1.MachineTemplateSpec, m *v1beta1.Machine) bool {
 	}
 	return !equality.Semantic.DeepEqual(beforeLabels, m.Labels) ||
 		!equality.Semantic.DeepEqual(beforeAnnotations, m.Annotations) ||
-		!equality.Semantic.DeepEqual(beforeSpec, m.Spec)
+		!equality.Semantic.DeepEqual(beforeSpec.Metadata, m.Spec.Metadata) ||
+		!equality.Semantic.DeepEqual(beforeSpec.Taints, m.Spec.Taints) ||
+		!equality.Semantic.DeepEqual(beforeSpec.Deletion, m.Spec.Deletion) ||
+		!equality.Semantic.DeepEqual(beforeSpec.LifecycleHooks, m.Spec.LifecycleHooks)
 }
 
 // syncKeys sets every key of want in have, and removes the keys of previous no longer in want.

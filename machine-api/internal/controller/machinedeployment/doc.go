@@ -43,7 +43,8 @@
 //
 // # Replacing Machines of the current set
 //
-// findStale (stale.go) lists the new set's Machines and asks uptodate.Decide which ones the
+// findStale (stale.go) lists the new set's Machines and asks uptodate.Decider (Decide's policy, without
+// the in-place differences, worked out once per reconcile) which ones the
 // deployment replaces although their template is current: instances created before
 // spec.rollout.after once it has passed, older than spec.rollout.machineMaxAgeSeconds, or made from
 // a MachineClass edited since (unless spec.rollout.machineClassChanges is Ignore). RollingUpdate

@@ -33,15 +33,18 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 	if s.newSet == nil {
 		return reconcile.Result{}, true, nil
 	}
+	// Every Machine of the set, on every reconcile: read from the cache without copies, and
+	// never modified (setMark patches a copy).
 	list := &v1beta1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(s.md.Namespace), client.MatchingFields{index.MachineBySet: string(s.newSet.UID)}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(s.md.Namespace), client.MatchingFields{index.MachineBySet: string(s.newSet.UID)},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, false, fmt.Errorf("listing the Machines of MachineSet %s: %w", s.newSet.Name, err)
 	}
 	class, err := r.templateClass(ctx, s.md)
 	if err != nil {
 		return reconcile.Result{}, false, err
 	}
-	desired := uptodate.ForDeployment(s.md)
+	decider := uptodate.NewDecider(uptodate.ForDeployment(s.md), class)
 	minReady := time.Duration(ptr.Deref(s.md.Spec.MinReadySeconds, 0)) * time.Second
 	available := func(m *v1beta1.Machine) bool {
 		_, ok, _ := availability.Of(m, minReady, s.now)
@@ -55,7 +58,7 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 			s.newDeleting++
 			continue
 		}
-		dec := uptodate.Decide(m, class, desired, s.now)
+		dec := decider.Replacement(m, s.now)
 		if replace, why := dec.Replace(); replace {
 			s.stale = append(s.stale, m)
 			s.staleWhy[m.Name] = why

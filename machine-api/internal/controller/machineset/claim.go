@@ -81,8 +81,12 @@ func (r *Reconciler) claimMachines(ctx context.Context, s *scope) (reconcile.Res
 // listMachines lists the Machines of namespace whose controller is the set with this UID, or
 // which have no controller (index.NoController), from the cache.
 func (r *Reconciler) listMachines(ctx context.Context, namespace, controller string) ([]*v1beta1.Machine, error) {
+	// Every Machine of the set, on every reconcile: read from the cache without copies. The
+	// steps never modify them: adopt and release copy a Machine first, syncMetadata patches
+	// copies.
 	list := &v1beta1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{index.MachineBySet: controller}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{index.MachineBySet: controller},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing machines by controller in namespace %s: %w", namespace, err)
 	}
 	out := make([]*v1beta1.Machine, len(list.Items))
@@ -94,6 +98,7 @@ func (r *Reconciler) listMachines(ctx context.Context, namespace, controller str
 
 // adopt makes set the controller of the orphan m and gives it the set's labels. m is updated in place.
 func (r *Reconciler) adopt(ctx context.Context, set *v1beta1.MachineSet, m *v1beta1.Machine) error {
+	*m = *m.DeepCopy() // m shares its maps and slices with the cache (listMachines)
 	before := m.DeepCopy()
 	m.OwnerReferences = append(m.OwnerReferences, *metav1.NewControllerRef(set, v1beta1.GroupVersion.WithKind("MachineSet")))
 	if m.Labels == nil {
@@ -113,6 +118,7 @@ func (r *Reconciler) adopt(ctx context.Context, set *v1beta1.MachineSet, m *v1be
 
 // release removes set as the controller of m, and the set-name label naming it.
 func (r *Reconciler) release(ctx context.Context, set *v1beta1.MachineSet, m *v1beta1.Machine) error {
+	*m = *m.DeepCopy() // m shares its maps and slices with the cache (listMachines)
 	before := m.DeepCopy()
 	refs := make([]metav1.OwnerReference, 0, len(m.OwnerReferences))
 	for _, ref := range m.OwnerReferences {

@@ -62,7 +62,9 @@ func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Resu
 		updated := *m // applyTemplate replaces, never mutates, the maps and slices it changes
 		if applyTemplate(s.set, &updated) {
 			stale = append(stale, m)
-			patched = append(patched, &updated)
+			// A copy of its own: the answer to the patch is decoded into it, and m shares its
+			// maps and slices with the cache.
+			patched = append(patched, updated.DeepCopy())
 		}
 	}
 	if len(stale) == 0 {
