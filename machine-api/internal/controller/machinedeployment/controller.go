@@ -26,6 +26,7 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
 	"machineapi.dev/machine-api/internal/pending"
+	"machineapi.dev/machine-api/internal/uptodate"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
 )
@@ -55,6 +56,8 @@ type Reconciler struct {
 	expectations *pending.Writes
 	// written are the deployment's own status writes the cache does not show yet.
 	written *pending.Writes
+	// kept are the Machines of its current set findStale kept (see uptodate.Checked).
+	kept uptodate.Checked
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments,verbs=get;list;watch;update;patch
@@ -99,6 +102,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	md, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineDeployment{}, r.written, r.expectations)
 	if err != nil || md == nil {
+		if md == nil && err == nil {
+			r.kept.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, err
 	}
 	if v1beta1.IsPaused(md.Annotations) {

@@ -45,6 +45,10 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 		return reconcile.Result{}, false, err
 	}
 	decider := uptodate.NewDecider(uptodate.ForDeployment(s.md), class)
+	// A Machine kept by an earlier reconcile, unchanged since, under the same deployment spec and
+	// class, with nothing that falls due, is kept.
+	pass := r.kept.Pass(client.ObjectKeyFromObject(s.md), deciderKey(s.md, class))
+	defer pass.Done()
 	minReady := time.Duration(ptr.Deref(s.md.Spec.MinReadySeconds, 0)) * time.Second
 	available := func(m *v1beta1.Machine) bool {
 		_, ok, _ := availability.Of(m, minReady, s.now)
@@ -58,6 +62,9 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 			s.newDeleting++
 			continue
 		}
+		if pass.InLine(m) {
+			continue
+		}
 		dec := decider.Replacement(m, s.now)
 		if replace, why := dec.Replace(); replace {
 			s.stale = append(s.stale, m)
@@ -69,6 +76,8 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 			if err := r.setMark(ctx, m, false); err != nil {
 				return reconcile.Result{}, false, err
 			}
+		} else if dec.Due.IsZero() {
+			pass.Found(m) // kept, and nothing will fall due: the same until m or the key changes
 		}
 		if !dec.Due.IsZero() && (due.IsZero() || dec.Due.Before(due)) {
 			due = dec.Due
@@ -80,6 +89,16 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 	}
 	// Past the instant, so that the Machine counts as due.
 	return reconcile.Result{RequeueAfter: max(due.Sub(s.now), 0) + time.Second/10}, true, nil
+}
+
+// deciderKey is everything a Decider for md reads besides the Machine and the time: the
+// deployment's identity and spec (its generation moves with every spec change), and the class's
+// identity and version.
+func deciderKey(md *v1beta1.MachineDeployment, class *v1beta1.MachineClass) string {
+	if class == nil {
+		return fmt.Sprintf("%s/%d", md.UID, md.Generation)
+	}
+	return fmt.Sprintf("%s/%d/%s/%s", md.UID, md.Generation, class.UID, class.ResourceVersion)
 }
 
 // templateClass reads the MachineClass the deployment's template names (nil for an inline

@@ -24,6 +24,7 @@ import (
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/pending"
+	"machineapi.dev/machine-api/internal/uptodate"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
 )
@@ -52,6 +53,9 @@ type Reconciler struct {
 	expectations *pending.Writes
 	// written are the set's own status writes the cache does not show yet.
 	written *pending.Writes
+	// inLine are the Machines syncMetadata found in line with their set's template (see
+	// uptodate.Checked).
+	inLine uptodate.Checked
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets,verbs=get;list;watch;update;patch
@@ -87,6 +91,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	set, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineSet{}, r.written, r.expectations)
 	if err != nil || set == nil {
+		if set == nil && err == nil {
+			r.inLine.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, err
 	}
 	if v1beta1.IsPaused(set.Annotations) {

@@ -49,24 +49,37 @@ func applyTemplate(set *v1beta1.MachineSet, m *v1beta1.Machine) bool {
 	return changed
 }
 
+// templateKey is everything applyTemplate reads of the set: its identity, its template (the
+// generation moves with every spec change) and its deployment-name label.
+func templateKey(set *v1beta1.MachineSet) string {
+	return fmt.Sprintf("%s/%d/%s", set.UID, set.Generation, set.Labels[v1beta1.DeploymentNameLabel])
+}
+
 // syncMetadata propagates the template's in-place fields to the set's Machines (see applyTemplate),
 // one merge patch per Machine that differs. Machines being deleted get spec.deletion only, so that
-// a new timeout applies to their deletion in progress.
+// a new timeout applies to their deletion in progress. A Machine found in line by an earlier
+// reconcile, at the same resourceVersion and under the same template, is not compared again
+// (uptodate.Checked): a scale-up of thousands reconciles the set many times.
 func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
 	var stale []*v1beta1.Machine
 	var patched []*v1beta1.Machine
+	// A Machine found in line before, unchanged since, under the same template, is in line.
+	pass := r.inLine.Pass(client.ObjectKeyFromObject(s.set), templateKey(s.set))
 	for _, m := range s.machines {
-		if s.toGo[m.Name] {
-			continue // released or deleted by this process; the cache does not show it yet
+		if s.toGo[m.Name] || pass.InLine(m) {
+			continue // released or deleted by this process (the cache does not show it yet), or in line
 		}
 		updated := *m // applyTemplate replaces, never mutates, the maps and slices it changes
-		if applyTemplate(s.set, &updated) {
-			stale = append(stale, m)
-			// A copy of its own: the answer to the patch is decoded into it, and m shares its
-			// maps and slices with the cache.
-			patched = append(patched, updated.DeepCopy())
+		if !applyTemplate(s.set, &updated) {
+			pass.Found(m)
+			continue
 		}
+		stale = append(stale, m)
+		// A copy of its own: the answer to the patch is decoded into it, and m shares its maps
+		// and slices with the cache.
+		patched = append(patched, updated.DeepCopy())
 	}
+	pass.Done()
 	if len(stale) == 0 {
 		return reconcile.Result{}, true, nil
 	}

@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
@@ -64,9 +63,9 @@ type counts struct {
 func count(machines []*v1beta1.Machine, set *v1beta1.MachineSet, now time.Time) counts {
 	var c counts
 	minReady := time.Duration(set.Spec.MinReadySeconds) * time.Second
-	want := labels.Set(set.Spec.Template.Metadata.Labels)
+	want := set.Spec.Template.Metadata.Labels
 	for _, m := range machines {
-		if labels.SelectorFromSet(want).Matches(labels.Set(m.Labels)) {
+		if hasLabels(m.Labels, want) {
 			c.fullyLabeled++
 		}
 		if m.Status.Phase == v1beta1.MachinePhaseFailed {
@@ -93,6 +92,16 @@ func count(machines []*v1beta1.Machine, set *v1beta1.MachineSet, now time.Time) 
 	}
 	slices.Sort(c.failed)
 	return c
+}
+
+// hasLabels reports whether have holds every label of want, with its value.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func scalingUp(s *scope, have int32) metav1.Condition {
