@@ -9,12 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	applyv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/manager"
 )
 
@@ -36,8 +38,9 @@ func unthrottled(cfg *rest.Config) *rest.Config {
 // measureMachineFloor creates n Machines and writes each one's status once, like measureFloor
 // does with Nodes: the fastest this API server stores Machine writes (JSON, validated against the
 // CRD's schema and CEL rules), which cost it more than Node writes. It runs before any controller,
-// so nothing else reacts to these Machines.
-func measureMachineFloor(ctx context.Context, cfg *rest.Config, namespace string, n, workers int) (floorResult, error) {
+// so nothing else reacts to these Machines. With apply, the status is written by server-side apply
+// under a field manager, as the controllers write it, instead of an update.
+func measureMachineFloor(ctx context.Context, cfg *rest.Config, namespace string, n, workers int, apply bool) (floorResult, error) {
 	c, err := client.New(unthrottled(cfg), client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		return floorResult{}, err
@@ -45,17 +48,29 @@ func measureMachineFloor(ctx context.Context, cfg *rest.Config, namespace string
 	if err := client.IgnoreAlreadyExists(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})); err != nil {
 		return floorResult{}, err
 	}
+	prefix := "floor"
+	if apply {
+		prefix = "floor-apply"
+	}
 	write := func(i int) error {
 		m := &v1beta1.Machine{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("floor-%05d", i), Labels: map[string]string{"bench": "floor"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s-%05d", prefix, i), Labels: map[string]string{"bench": "floor"}},
 			Spec:       v1beta1.MachineSpec{ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}}},
 		}
 		if err := c.Create(ctx, m); err != nil {
 			return err
 		}
+		now := metav1.Now()
+		if apply {
+			ac := applyv1beta1.Machine(m.Name, namespace).WithStatus(applyv1beta1.MachineStatus().
+				WithPhase(v1beta1.MachinePhaseProvisioning).
+				WithConditions(metav1ac.Condition().WithType(v1beta1.ReadyCondition).WithStatus(metav1.ConditionFalse).
+					WithReason("Provisioning").WithMessage("floor").WithLastTransitionTime(now)))
+			return c.Status().Apply(ctx, ac, client.FieldOwner("bench-floor"), client.ForceOwnership)
+		}
 		m.Status.Phase = v1beta1.MachinePhaseProvisioning
 		m.Status.Conditions = []metav1.Condition{{Type: v1beta1.ReadyCondition, Status: metav1.ConditionFalse, Reason: "Provisioning",
-			Message: "floor", LastTransitionTime: metav1.Now()}}
+			Message: "floor", LastTransitionTime: now}}
 		return c.Status().Update(ctx, m)
 	}
 	res, err := runWriters(n, workers, write)

@@ -34,6 +34,7 @@ type options struct {
 	controllers                                string
 	scheduler                                  bool
 	schemaFloor                                bool
+	applyFloor                                 bool
 	apiserverProfile                           string
 	managerProfile                             string
 	profileAfter                               time.Duration
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&o.apiserverProfile, "apiserver-profile", "", "write a 20s CPU profile of kube-apiserver, taken during the scale-up (see -profile-after), to this file (go tool pprof -top FILE)")
 	flag.StringVar(&o.managerProfile, "manager-profile", "", "write a 20s CPU profile of machine-manager, taken during the scale-up (see -profile-after), to this file (implies -pprof)")
 	flag.DurationVar(&o.profileAfter, "profile-after", 0, "start the CPU profiles this long after the start of the scale-up")
+	flag.BoolVar(&o.applyFloor, "apply-floor", false, "also measure the Machine write floor with the status written by server-side apply (as the controllers write it) instead of an update")
 	flag.BoolVar(&o.schemaFloor, "schema-floor", false, "also measure the Machine write floor on copies of the Machine CRD with and without its CEL rules")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -148,10 +150,19 @@ func run(ctx context.Context, o options) (*results, error) {
 	}
 	logf("  floor: %.0f writes/s", res.Floor.WritesPerSec)
 	logf("measuring the Machine write floor: %d Machines created and status-updated by %d writers", o.floorNodes, o.floorWorkers)
-	if res.MachineFloor, err = measureMachineFloor(ctx, cfg, floorNamespace, o.floorNodes, o.floorWorkers); err != nil {
+	if res.MachineFloor, err = measureMachineFloor(ctx, cfg, floorNamespace, o.floorNodes, o.floorWorkers, false); err != nil {
 		return res, err
 	}
 	logf("  Machine floor: %.0f writes/s", res.MachineFloor.WritesPerSec)
+	if o.applyFloor {
+		logf("measuring the Machine write floor with status applies: %d Machines created and status-applied by %d writers", o.floorNodes, o.floorWorkers)
+		floor, err := measureMachineFloor(ctx, cfg, floorNamespace, o.floorNodes, o.floorWorkers, true)
+		if err != nil {
+			return res, err
+		}
+		res.MachineApplyFloor = &floor
+		logf("  Machine floor with status applies: %.0f writes/s", floor.WritesPerSec)
+	}
 	if o.schemaFloor {
 		logf("measuring the write floor of copies of the Machine CRD with and without its CEL rules")
 		floors, err := measureSchemaFloors(ctx, cfg, o.root, o.floorNodes, o.floorWorkers)
