@@ -25,5 +25,13 @@
 // status.provisionedTime, the instance's creation). Condition renders the decision, with a
 // message of bounded length.
 //
-// Everything here is pure: no API calls, time passed in. Start reading at Decide.
+// # Checking many Machines
+//
+// A MachineSet compares each of its Machines with its template, and a MachineDeployment decides
+// each Machine of its current set, on every reconcile. Checked remembers, per owner, which Machines
+// such a check found in line and at which resourceVersion, under a key naming everything else the
+// check read (the owner's generation, the MachineClass's version): a Machine unchanged since, under
+// the same key, is not checked again. What needed work is never remembered.
+//
+// Everything here but Checked is pure: no API calls, time passed in. Start reading at Decide.
 package uptodate
