@@ -128,6 +128,24 @@ var _ = Describe("A MachineSet", func() {
 		Expect(m.Labels).To(HaveKeyWithValue("owner", "me"))
 	})
 
+	It("puts back what someone changed on a Machine it had found in line with its template", func() {
+		set := builder.MachineSet(ns, "pool", 2).
+			WithTemplateLabels(map[string]string{"tier": "a"}).
+			WithNodeLabels(map[string]string{"example.com/role": "web"}).
+			Build()
+		Expect(k8s.Create(ctx, set)).To(Succeed())
+		Eventually(readyReplicas(set)).Should(Equal(int32(2)))
+		// The set has reconciled its Running Machines, finding them in line, more than once.
+		m := machinesOf(set)[0]
+		patch(&m, `{"metadata":{"labels":{"tier":"b"}},"spec":{"metadata":{"labels":{"example.com/role":"db"}}}}`)
+
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&m), &m)).To(Succeed())
+			g.Expect(m.Labels).To(HaveKeyWithValue("tier", "a"))
+			g.Expect(m.Spec.Metadata.Labels).To(HaveKeyWithValue("example.com/role", "web"))
+		}).Should(Succeed())
+	})
+
 	It("deletes its Machines before it goes away", func() {
 		set := builder.MachineSet(ns, "pool", 3).Build()
 		Expect(k8s.Create(ctx, set)).To(Succeed())
