@@ -47,7 +47,9 @@
 // the in-place differences, worked out once per reconcile) which ones the
 // deployment replaces although their template is current: instances created before
 // spec.rollout.after once it has passed, older than spec.rollout.machineMaxAgeSeconds, or made from
-// a MachineClass edited since (unless spec.rollout.machineClassChanges is Ignore). RollingUpdate
+// a MachineClass edited since (unless spec.rollout.machineClassChanges is Ignore). A Machine kept
+// with no rollout deadline ahead is not asked again until it, the deployment's spec or the class
+// changes (uptodate.Checked). RollingUpdate
 // counts them as one more old set, the newest (nextRollingStep): the new set grows within maxSurge
 // for their replacements, and they go after the old sets' Machines while maxUnavailable allows,
 // unavailable ones first, then the oldest instance first. Recreate removes them all and grows the
