@@ -13,7 +13,10 @@
 //  3. scale-down from N to 0 with drain (the Nodes are empty);
 //  4. nodelink alone: N pre-created Node/Machine pairs linked by the nodelink binary;
 //  5. health checks: with N machines under one MachineHealthCheck, the time from a Node going
-//     NotReady to the start of its remediation, beyond the configured timeout.
+//     NotReady to the start of its remediation, beyond the configured timeout;
+//  6. with -compare-rounds (3 with BENCH_FULL=1): rounds of a 0 -> 1000 and a 0 -> N scale-up,
+//     each on its own fresh control plane, the order swapped every round, for the throughput of
+//     N against 1000 as a median and a spread (one pair of runs moves by a quarter here).
 //
 // It prints a markdown table and writes the figures as JSON (-out). docs/performance.md explains
 // each figure.

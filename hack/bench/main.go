@@ -38,6 +38,7 @@ type options struct {
 	apiserverProfile                           string
 	managerProfile                             string
 	profileAfter                               time.Duration
+	compareRounds, compareWith                 int
 }
 
 func main() {
@@ -66,6 +67,8 @@ func main() {
 	flag.DurationVar(&o.profileAfter, "profile-after", 0, "start the CPU profiles this long after the start of the scale-up")
 	flag.BoolVar(&o.applyFloor, "apply-floor", false, "also measure the Machine write floor with the status written by server-side apply (as the controllers write it) instead of an update")
 	flag.BoolVar(&o.schemaFloor, "schema-floor", false, "also measure the Machine write floor on copies of the Machine CRD with and without its CEL rules")
+	flag.IntVar(&o.compareRounds, "compare-rounds", 0, "after the run, this many rounds of a 0 -> -compare-with and a 0 -> -machines scale-up, each on a fresh control plane, for the throughput ratio (BENCH_FULL=1 makes it 3)")
+	flag.IntVar(&o.compareWith, "compare-with", 1000, "the smaller scale-up of -compare-rounds")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	if o.managerProfile != "" {
@@ -73,10 +76,16 @@ func main() {
 	}
 	if os.Getenv("BENCH_FULL") == "1" {
 		o.machines = 5000
+		if !flagSet("compare-rounds") {
+			o.compareRounds = 3
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := run(ctx, o)
+	if err == nil && res != nil && o.compareRounds > 0 {
+		res.Comparison, err = compare(ctx, o)
+	}
 	if res != nil {
 		fmt.Print(res.markdown())
 		if data, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
@@ -87,6 +96,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// flagSet says whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func logf(format string, args ...any) {

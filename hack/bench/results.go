@@ -34,6 +34,8 @@ type results struct {
 	ScaleDown           stepResult    `json:"scaleDown"`
 	NodeLink            stepResult    `json:"nodelink"`
 	ManagerPeakRSSBytes int64         `json:"managerPeakRSSBytes"`
+	// Comparison, with -compare-rounds: 0 -> N against 0 -> -compare-with, in rounds.
+	Comparison *scaleComparison `json:"comparison,omitempty"`
 }
 
 type stepResult struct {
@@ -170,10 +172,7 @@ func (r *results) markdown() string {
 		b.WriteString("\n")
 	}
 	if s := r.ScaleUp; len(s.CPUSeconds) > 0 {
-		total := 0.0
-		for _, v := range s.CPUSeconds {
-			total += v
-		}
+		total := s.cpuTotal()
 		fmt.Fprintf(&b, "\nScale-up CPU: %.0f s of the %.0f s the %d CPUs had (%.0f%%): ", total, s.Seconds*float64(r.CPUs), r.CPUs, 100*total/(s.Seconds*float64(r.CPUs)))
 		b.WriteString(breakdownSeconds(s.CPUSeconds))
 		b.WriteString("\n")
@@ -187,6 +186,9 @@ func (r *results) markdown() string {
 		b.WriteString("\nScale-up reads: ")
 		b.WriteString(breakdown(s.ReadsByRequest, s.Machines))
 		b.WriteString("\n")
+	}
+	if r.Comparison != nil {
+		b.WriteString(r.Comparison.markdown(r.CPUs))
 	}
 	return b.String()
 }
