@@ -112,8 +112,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 
 	s := &scope{set: set, selector: selector, now: r.Clock.Now()}
 	defer func() {
-		retErr = errors.Join(retErr, r.writeStatus(ctx, s))
-		res, retErr = write.RequeueOnConflict(steps.Soonest(res, untilAvailable(s)), retErr)
+		// Counted once, after the steps: the status and the requeue for availability both read it,
+		// and at thousands of Machines the count is a visible share of the controller's work.
+		c := count(s.active(), s.set, s.now)
+		retErr = errors.Join(retErr, r.writeStatus(ctx, s, c))
+		res, retErr = write.RequeueOnConflict(steps.Soonest(res, untilAvailable(s, c)), retErr)
 	}()
 
 	if res, done, err := r.claimMachines(ctx, s); err != nil || !done {
@@ -132,24 +135,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 
 // untilAvailable asks to come back when the next ready Machine becomes available: no event says
 // so, and availableReplicas must then go up.
-func untilAvailable(s *scope) ctrl.Result {
+func untilAvailable(s *scope, c counts) ctrl.Result {
 	if s.finalizerRemoved {
 		return ctrl.Result{}
 	}
-	if next := count(s.active(), s.set, s.now).nextAvailable; next > 0 {
+	if next := c.nextAvailable; next > 0 {
 		return ctrl.Result{RequeueAfter: next + time.Second/10} // past the instant, so the Machine counts
 	}
 	return ctrl.Result{}
 }
 
-// writeStatus writes the status computed from s with one server-side apply, or nothing if it did
-// not change. The set controller owns the whole status; the write cannot conflict (see package
-// write), and the next reconcile reads it back from r.written until the cache shows it.
-func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
+// writeStatus writes the status computed from s and the count of its Machines c with one
+// server-side apply, or nothing if it did not change. The set controller owns the whole status; the
+// write cannot conflict (see package write), and the next reconcile reads it back from r.written
+// until the cache shows it.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope, c counts) error {
 	if s.finalizerRemoved {
 		return nil
 	}
-	status := computeStatus(s)
+	status := computeStatus(s, c)
 	if equality.Semantic.DeepEqual(status, s.set.Status) {
 		return nil
 	}

@@ -2,10 +2,12 @@ package machineset_test
 
 import (
 	"encoding/json"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -144,6 +146,19 @@ var _ = Describe("A MachineSet", func() {
 			g.Expect(m.Labels).To(HaveKeyWithValue("tier", "a"))
 			g.Expect(m.Spec.Metadata.Labels).To(HaveKeyWithValue("example.com/role", "web"))
 		}).Should(Succeed())
+	})
+
+	It("counts a Machine available once it has been Ready for minReadySeconds, with no other event to wake it", func() {
+		set := builder.MachineSet(ns, "settle", 1).WithMinReadySeconds(5).Build()
+		Expect(k8s.Create(ctx, set)).To(Succeed())
+		var ready *v1beta1.MachineSet
+		Eventually(func() int32 { ready = getSet(set); return ready.Status.ReadyReplicas }).Should(Equal(int32(1)))
+		Expect(ready.Status.AvailableReplicas).To(BeZero(), "not available before minReadySeconds")
+
+		Eventually(func() int32 { return getSet(set).Status.AvailableReplicas }).Should(Equal(int32(1)))
+		m := machinesOf(set)[0]
+		since := meta.FindStatusCondition(m.Status.Conditions, v1beta1.ReadyCondition).LastTransitionTime.Time
+		Expect(time.Since(since)).To(BeNumerically(">=", 5*time.Second), "available only after minReadySeconds")
 	})
 
 	It("deletes its Machines before it goes away", func() {

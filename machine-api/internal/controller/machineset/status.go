@@ -16,13 +16,12 @@ import (
 	"machineapi.dev/machine-api/reconcile/conditions"
 )
 
-// computeStatus returns the set's new status from what the reconcile in s observed and did. It
-// makes no API calls.
-func computeStatus(s *scope) v1beta1.MachineSetStatus {
+// computeStatus returns the set's new status from what the reconcile in s observed and did, and
+// c, the count of its active Machines. It makes no API calls.
+func computeStatus(s *scope, c counts) v1beta1.MachineSetStatus {
 	set := s.set
 	st := *set.Status.DeepCopy()
 	active := s.active()
-	c := count(active, set, s.now)
 
 	st.Replicas = int32(len(active) + s.inFlight())
 	st.FullyLabeledReplicas = c.fullyLabeled

@@ -182,21 +182,26 @@ func TestComputeStatus(t *testing.T) {
 		},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) { tc.check(t, computeStatus(tc.scope)) })
+		t.Run(name, func(t *testing.T) { tc.check(t, statusOf(tc.scope)) })
 	}
 }
 
 func TestComputeStatusIsStable(t *testing.T) {
 	s := &scope{set: testSet(1), selector: labels.Everything(), now: t0, acted: true, machines: []*v1beta1.Machine{machine("a", 0)}}
-	first := computeStatus(s)
+	first := statusOf(s)
 	s.set.Status = first
 	s.now = t0.Add(time.Hour)
-	second := computeStatus(s)
+	second := statusOf(s)
 	for i := range first.Conditions {
 		if !first.Conditions[i].LastTransitionTime.Equal(&second.Conditions[i].LastTransitionTime) {
 			t.Fatalf("condition %s moved its transition time without a change", first.Conditions[i].Type)
 		}
 	}
+}
+
+// statusOf is the status a reconcile that ended with s writes.
+func statusOf(s *scope) v1beta1.MachineSetStatus {
+	return computeStatus(s, count(s.active(), s.set, s.now))
 }
 
 func expectInt(t *testing.T, what string, got, want int32) {
