@@ -157,8 +157,9 @@ var _ = Describe("A MachineSet", func() {
 
 		Eventually(func() int32 { return getSet(set).Status.AvailableReplicas }).Should(Equal(int32(1)))
 		m := machinesOf(set)[0]
-		since := meta.FindStatusCondition(m.Status.Conditions, v1beta1.ReadyCondition).LastTransitionTime.Time
-		Expect(time.Since(since)).To(BeNumerically(">=", 5*time.Second), "available only after minReadySeconds")
+		readyCond := meta.FindStatusCondition(m.Status.Conditions, v1beta1.ReadyCondition)
+		Expect(readyCond).NotTo(BeNil(), "the available Machine has a Ready condition")
+		Expect(time.Since(readyCond.LastTransitionTime.Time)).To(BeNumerically(">=", 5*time.Second), "available only after minReadySeconds")
 	})
 
 	It("deletes its Machines before it goes away", func() {
