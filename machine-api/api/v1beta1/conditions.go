@@ -20,6 +20,12 @@ const (
 	// HealthCheckSucceededCondition: the Machine passed its MachineHealthCheck, or why not and
 	// whether it is being remediated (health check controller).
 	HealthCheckSucceededCondition = "HealthCheckSucceeded"
+	// OwnerRemediatedCondition on a Machine: present, False, once its MachineHealthCheck has
+	// judged it unhealthy and asked the MachineSet that owns it to remediate it (health check
+	// controller). The set then creates the Machine's replacement and deletes it; the reason tells
+	// the set how the replacement counts its slot's remediations (RemediationRequestedReason or
+	// RemediationRequestedLineageResetReason).
+	OwnerRemediatedCondition = "OwnerRemediated"
 	// UpToDateCondition: the Machine matches what it should be (machine controller): its
 	// MachineDeployment's (or MachineSet's) current template in every field that needs a new
 	// Machine, the MachineClass it was created from is unchanged, and spec.rollout of its
@@ -60,4 +66,14 @@ const (
 const (
 	// PausedReason: the object or its owner carries the paused annotation.
 	PausedReason = "Paused"
+
+	// RemediationRequestedReason (OwnerRemediated=False): the health check asks the Machine's
+	// MachineSet to replace it; the replacement continues the Machine's lineage, one remediation
+	// more (LineageRetriesAnnotation).
+	RemediationRequestedReason = "RemediationRequested"
+	// RemediationRequestedLineageResetReason (OwnerRemediated=False): as RemediationRequestedReason,
+	// but the Machine had been healthy for its check's minHealthyPeriodSeconds before it failed, or
+	// the check keeps no count (no spec.remediation): its lineage starts over, and the replacement
+	// counts one remediation.
+	RemediationRequestedLineageResetReason = "RemediationRequestedLineageReset"
 )

@@ -38,12 +38,6 @@ const (
 	// count the cluster-autoscaler may scale it to.
 	AutoscalerMaxSizeAnnotation = Prefix + "cluster-api-autoscaler-node-group-max-size"
 
-	// CapacityAnnotationsAnnotation on a MachineSet or MachineDeployment records, as a JSON
-	// object, the capacity.cluster-autoscaler.kubernetes.io/* annotations the machine-manager last
-	// wrote from its MachineClass's nodeTemplate, with their values. An annotation whose value
-	// differs from the record was set by someone else, and the machine-manager leaves it alone.
-	CapacityAnnotationsAnnotation = Prefix + "capacity-annotations"
-
 	// SetNameLabel on a Machine names the MachineSet that created it.
 	SetNameLabel = Prefix + "set-name"
 
@@ -61,24 +55,25 @@ const (
 	RemediateMachineAnnotation = Prefix + "remediate-machine"
 
 	// LineageAnnotation on a Machine names the lineage (the succession of Machines of one
-	// MachineSet slot that a MachineHealthCheck remediated) it belongs to: the name of the first
-	// Machine of the slot that was remediated. The health check sets it on a Machine it remediates;
-	// the MachineSet copies it onto the replacement.
+	// MachineSet slot that replaced each other because a MachineHealthCheck judged them
+	// unhealthy) it belongs to: the name of the first Machine of the slot that was remediated. The
+	// MachineSet sets it on the replacement it creates.
 	LineageAnnotation = Prefix + "lineage"
 
 	// LineageRetriesAnnotation on a Machine is how many times its lineage was remediated before
-	// this Machine was created (absent: none). The MachineSet sets it on a replacement, one more
-	// than on the Machine it replaces; the health check removes it once the Machine has been
-	// healthy for spec.remediation.minHealthyPeriodSeconds.
+	// this Machine was created (absent: none). The MachineSet sets it on a replacement when it
+	// creates it: one more than on the Machine it replaces, or 1 when the health check said that
+	// Machine's lineage starts over (RemediationRequestedLineageResetReason).
 	LineageRetriesAnnotation = Prefix + "lineage-retries"
 
 	// LineageRemediatedAtAnnotation on a Machine is when (RFC 3339) its lineage was last
-	// remediated: set by the health check on the Machine it remediates, copied onto the
-	// replacement.
+	// remediated: the MachineSet sets it on a replacement when it creates it, from the moment the
+	// health check asked for the remediation (the OwnerRemediated condition's lastTransitionTime).
 	LineageRemediatedAtAnnotation = Prefix + "lineage-remediated-at"
 
 	// ReplacesAnnotation on a Machine names the remediated Machine of its set whose lineage it
-	// took over.
+	// took over. It is how a MachineSet restarted between creating a replacement and deleting the
+	// Machine it replaces knows that the replacement exists.
 	ReplacesAnnotation = Prefix + "replaces"
 
 	// DrainLabel on a Pod overrides every MachineDrainRule for it: DrainSkipValue,
@@ -118,8 +113,9 @@ const (
 
 // The cluster-autoscaler's capacity annotations on a MachineSet or MachineDeployment describe the
 // Node a new Machine of it would get, so that the autoscaler can scale it up from zero. The
-// machine-manager writes them from the nodeTemplate of the MachineClass the template refers to
-// (see CapacityAnnotationsAnnotation).
+// machine-manager writes them from the nodeTemplate of the MachineClass the template refers to,
+// with server-side apply under its own field manager; one set by hand (by another manager, to
+// another value) is left alone.
 const (
 	// CapacityCPUAnnotation is the Node's CPU capacity, a quantity ("16").
 	CapacityCPUAnnotation = "capacity.cluster-autoscaler.kubernetes.io/cpu"
@@ -149,10 +145,6 @@ const (
 	MachineSetFinalizer = Prefix + "machineset"
 	// MachineDeploymentFinalizer keeps a MachineDeployment until its MachineSets are gone.
 	MachineDeploymentFinalizer = Prefix + "machinedeployment"
-	// LineageFinalizer keeps a Machine a MachineHealthCheck remediated (with spec.remediation set)
-	// until its MachineSet has handed its lineage to the replacement, or decided not to replace it.
-	// The health check adds it just before the delete; the MachineSet removes it.
-	LineageFinalizer = Prefix + "lineage-handover"
 )
 
 // PausedBy returns the pause annotation that annotations carry: PausedAnnotation, else

@@ -2,21 +2,19 @@ package lineage
 
 import (
 	"cmp"
-	"context"
 	"slices"
 	"strconv"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
 // Lineage is what a Machine's annotations say about the lineage it belongs to.
 type Lineage struct {
-	// ID names the lineage; "" when the Machine has none (it never was remediated, nor replaced
-	// a remediated Machine).
+	// ID names the lineage; "" when the Machine has none (it never replaced a remediated Machine).
 	ID string
 	// Retries is how many times the lineage was remediated before this Machine was created.
 	Retries int
@@ -39,97 +37,82 @@ func Of(m *v1beta1.Machine) Lineage {
 	return l
 }
 
-// AwaitsHandOver reports whether m was marked for remediation and its set has not acted on it yet.
-func AwaitsHandOver(m *v1beta1.Machine) bool {
-	return controllerutil.ContainsFinalizer(m, v1beta1.LineageFinalizer)
+// Requested returns m's OwnerRemediated condition when a health check asked m's owner to
+// remediate it (status False), nil otherwise.
+func Requested(m *v1beta1.Machine) *metav1.Condition {
+	c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.OwnerRemediatedCondition)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return nil
+	}
+	return c
 }
 
-// Mark marks m, in place, as remediated at now: the health check writes this just before it
-// deletes m. m keeps its lineage (or starts one named after itself) and its count.
-func Mark(m *v1beta1.Machine, now time.Time) {
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
-	}
-	if m.Annotations[v1beta1.LineageAnnotation] == "" {
-		m.Annotations[v1beta1.LineageAnnotation] = m.Name
-	}
-	m.Annotations[v1beta1.LineageRemediatedAtAnnotation] = now.UTC().Format(time.RFC3339)
-	controllerutil.AddFinalizer(m, v1beta1.LineageFinalizer)
-}
-
-// Inherit gives the new Machine m, in place, the lineage of the remediated Machine it replaces:
-// the same lineage, one remediation more, the time of that remediation, and the name of remediated.
-func Inherit(m, remediated *v1beta1.Machine) {
-	from := Of(remediated)
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
-	}
+// Inherit gives the new Machine m, in place, the lineage of the requested Machine it replaces:
+// the same lineage (named after requested when it had none), one remediation more (one in all
+// when the health check said requested's lineage starts over), the time the remediation was
+// requested, and the name of requested.
+func Inherit(m, requested *v1beta1.Machine) {
+	from := Of(requested)
 	id := from.ID
 	if id == "" {
-		id = remediated.Name
+		id = requested.Name
+	}
+	retries := from.Retries + 1
+	at := time.Time{}
+	if c := Requested(requested); c != nil {
+		at = c.LastTransitionTime.Time
+		if c.Reason == v1beta1.RemediationRequestedLineageResetReason {
+			retries = 1
+		}
+	}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
 	}
 	m.Annotations[v1beta1.LineageAnnotation] = id
-	m.Annotations[v1beta1.LineageRetriesAnnotation] = strconv.Itoa(from.Retries + 1)
-	if !from.LastRemediated.IsZero() {
-		m.Annotations[v1beta1.LineageRemediatedAtAnnotation] = from.LastRemediated.UTC().Format(time.RFC3339)
+	m.Annotations[v1beta1.LineageRetriesAnnotation] = strconv.Itoa(retries)
+	if !at.IsZero() {
+		m.Annotations[v1beta1.LineageRemediatedAtAnnotation] = at.UTC().Format(time.RFC3339)
 	}
-	m.Annotations[v1beta1.ReplacesAnnotation] = remediated.Name
+	m.Annotations[v1beta1.ReplacesAnnotation] = requested.Name
 }
 
-// Reset removes m's count of earlier remediations, in place, and reports whether there was one:
-// its lineage starts over. The lineage name and what it replaced stay, for the record.
-func Reset(m *v1beta1.Machine) bool {
-	_, hadCount := m.Annotations[v1beta1.LineageRetriesAnnotation]
-	_, hadTime := m.Annotations[v1beta1.LineageRemediatedAtAnnotation]
-	delete(m.Annotations, v1beta1.LineageRetriesAnnotation)
-	delete(m.Annotations, v1beta1.LineageRemediatedAtAnnotation)
-	return hadCount || hadTime
-}
-
-// Release removes the lineage finalizer from m, in place, and reports whether it was there.
-func Release(m *v1beta1.Machine) bool {
-	return controllerutil.RemoveFinalizer(m, v1beta1.LineageFinalizer)
-}
-
-// Sort sorts out the marked Machines among a set's machines: awaiting are those whose lineage no
-// Machine of the set has taken over yet, the longest lineage first (when the set replaces fewer
-// Machines than were remediated, the lineages that failed most are the ones kept), then by name;
-// handedOver are those some Machine of the set already replaces (their finalizer only remains to
-// be removed).
-func Sort(machines []*v1beta1.Machine) (awaiting, handedOver []*v1beta1.Machine) {
-	replaced := map[string]bool{}
+// Sort sorts out the requested Machines among a set's machines: awaiting are those no Machine of
+// the set replaces yet, the longest lineage first (when the set replaces fewer Machines than were
+// requested, the lineages that failed most are the ones kept), then by name; replaced are those
+// not being deleted yet that some Machine of the set already replaces (only their delete is left).
+func Sort(machines []*v1beta1.Machine) (awaiting, replaced []*v1beta1.Machine) {
+	heirs := map[string]bool{}
 	for _, m := range machines {
 		if r := m.Annotations[v1beta1.ReplacesAnnotation]; r != "" {
-			replaced[r] = true
+			heirs[r] = true
 		}
 	}
 	for _, m := range machines {
 		switch {
-		case !AwaitsHandOver(m):
-		case replaced[m.Name]:
-			handedOver = append(handedOver, m)
-		case !m.DeletionTimestamp.IsZero():
+		case Requested(m) == nil:
+		case !heirs[m.Name]:
 			awaiting = append(awaiting, m)
+		case m.DeletionTimestamp.IsZero():
+			replaced = append(replaced, m)
 		}
 	}
 	slices.SortFunc(awaiting, func(a, b *v1beta1.Machine) int {
 		return cmp.Or(cmp.Compare(Of(b).Retries, Of(a).Retries), cmp.Compare(a.Name, b.Name))
 	})
-	return awaiting, handedOver
+	return awaiting, replaced
 }
 
-// Update applies change to a copy of m and writes what changed with a merge patch guarded by m's
-// resourceVersion: finalizers are a list shared with the machine controller, which a merge patch
-// replaces whole, so a change computed from a stale copy must fail (with a conflict) rather than
-// bring back a finalizer that was removed meanwhile. It returns the updated Machine, or m itself
-// when change reports that nothing changed.
-func Update(ctx context.Context, c client.Client, m *v1beta1.Machine, change func(*v1beta1.Machine) bool) (*v1beta1.Machine, error) {
-	updated := m.DeepCopy()
-	if !change(updated) {
-		return m, nil
+// Healthy reports whether m, judged unhealthy with a failure that began at failedAt, had passed
+// its health check for at least minHealthy before that: its HealthCheckSucceeded condition True
+// since then, or, when that condition is no longer True (a suspect phase rewrote it), its Node
+// linked since then. A Machine that never had a Node never was: a slot whose Machines never boot
+// keeps counting.
+func Healthy(m *v1beta1.Machine, failedAt time.Time, minHealthy time.Duration) bool {
+	since := time.Time{}
+	if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.HealthCheckSucceededCondition); c != nil && c.Status == metav1.ConditionTrue {
+		since = c.LastTransitionTime.Time
+	} else if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition); c != nil && c.Status == metav1.ConditionTrue {
+		since = c.LastTransitionTime.Time
 	}
-	if err := c.Patch(ctx, updated, client.MergeFromWithOptions(m, client.MergeFromWithOptimisticLock{})); err != nil {
-		return nil, err
-	}
-	return updated, nil
+	return !since.IsZero() && !failedAt.Before(since.Add(minHealthy))
 }

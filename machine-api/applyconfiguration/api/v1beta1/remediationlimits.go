@@ -23,8 +23,8 @@ package v1beta1
 //
 // RemediationLimits bound how often one slot of a MachineSet is remediated. A slot's succession of
 // Machines (the first one remediated, its replacement, the replacement's replacement, ...) is its
-// lineage; the health check counts the remediations of each lineage in annotations on its
-// Machines, which the MachineSet carries over to each replacement. They apply to remediation by
+// lineage; the MachineSet counts the remediations of each lineage in annotations it sets on each
+// replacement when it creates it, and the health check reads them. They apply to remediation by
 // deletion; with remediationTemplate the external remediator decides on retries.
 type RemediationLimitsApplyConfiguration struct {
 	// maxRetries is how many replacements one slot gets: once a lineage has been remediated this
@@ -35,9 +35,12 @@ type RemediationLimitsApplyConfiguration struct {
 	// retryPeriodSeconds is the least time between two remediations of one lineage, measured from
 	// the last one: a replacement that fails sooner waits (WaitingForRetryPeriod). 0: no wait.
 	RetryPeriodSeconds *int32 `json:"retryPeriodSeconds,omitempty"`
-	// minHealthyPeriodSeconds is how long a replacement must pass the check without interruption
-	// for its lineage to start over: its retry count is then removed, and a later failure is
-	// treated like a first one. 0: as soon as it is healthy.
+	// minHealthyPeriodSeconds is how long a replacement must have passed the check before it
+	// fails for its lineage to start over: that failure is treated like a first one, and the
+	// Machine that replaces it counts one remediation. Measured from when its
+	// HealthCheckSucceeded condition turned True (from when its Node was linked, when the
+	// condition has turned Unknown since) to when its failure began. 0: any replacement that had
+	// a healthy Node starts over.
 	MinHealthyPeriodSeconds *int32 `json:"minHealthyPeriodSeconds,omitempty"`
 }
 

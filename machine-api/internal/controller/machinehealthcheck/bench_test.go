@@ -44,7 +44,7 @@ func BenchmarkEvaluate5000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		copy(work, targets)
-		ev, err := evaluate(&spec, work, false, now)
+		ev, err := evaluate(&spec, work, false, time.Time{}, now)
 		if err != nil || ev.started != 10 || ev.healthy != 4900 || ev.suspect != 50 {
 			b.Fatalf("evaluate: %v started %d healthy %d", err, ev.started, ev.healthy)
 		}
@@ -64,12 +64,12 @@ func BenchmarkPass5000(b *testing.B) {
 	for i := range targets {
 		targets[i] = healthyTarget(fmt.Sprintf("m-%05d", i))
 	}
-	ev, err := evaluate(&spec, targets, false, now)
+	ev, err := evaluate(&spec, targets, false, time.Time{}, now)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, j := range jobsOf(ev, remedyOf(mhc)) { // bring every Machine's condition up to date
-		j.o.target.machine.Status.Conditions = []metav1.Condition{*j.cond}
+	for _, j := range jobsOf(ev, remedyOf(mhc), false) { // bring every Machine's condition up to date
+		j.o.target.machine.Status.Conditions = []metav1.Condition{j.verdict.health}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	rng.Shuffle(len(targets), func(i, j int) { targets[i], targets[j] = targets[j], targets[i] })
@@ -77,11 +77,11 @@ func BenchmarkPass5000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		copy(work, targets)
-		ev, err := evaluate(&spec, work, false, now)
+		ev, err := evaluate(&spec, work, false, time.Time{}, now)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if jobs := jobsOf(ev, remedyOf(mhc)); len(jobs) != 0 {
+		if jobs := jobsOf(ev, remedyOf(mhc), false); len(jobs) != 0 {
 			b.Fatalf("%d jobs, want none", len(jobs))
 		}
 	}

@@ -33,16 +33,13 @@ import (
 // again (it is not watched: its kind is the user's).
 const templateRetry = 30 * time.Second
 
-// deletionsTimeout bounds how long a Machine this controller deleted counts as a remediation in
-// flight without the cache showing the deletion.
-const deletionsTimeout = time.Minute
-
 // writtenTimeout bounds how long the controller serves its own write of an object instead of a
 // cached copy that does not show it (the fallback for a lost watch event).
 const writtenTimeout = 5 * time.Minute
 
 // FieldOwner is the server-side apply field manager of the health check controller: of its own
-// status, and of the HealthCheckSucceeded condition on Machines (the only field it writes there).
+// status, and of the HealthCheckSucceeded and OwnerRemediated conditions on Machines (the only
+// fields it writes there).
 const FieldOwner = "machinehealthcheck-controller"
 
 // Reconciler is the MachineHealthCheck controller.
@@ -59,17 +56,15 @@ type Reconciler struct {
 	// MaxConcurrentReconciles is the number of health checks reconciled in parallel.
 	MaxConcurrentReconciles int
 
-	// deletions are the Machines each check deleted, until the cache shows them being deleted.
-	deletions *pending.Writes
-	// written are this controller's status writes (of checks, and of Machines' HealthCheckSucceeded
-	// condition) the cache does not show yet.
+	// written are this controller's status writes (of checks, and of Machines' verdicts) the
+	// cache does not show yet.
 	written  *pending.Writes
 	initOnce sync.Once
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinehealthchecks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinehealthchecks/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -97,7 +92,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // It requeues when the first pending timeout of a target expires.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	r.init()
-	mhc, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineHealthCheck{}, r.written, r.deletions)
+	mhc, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineHealthCheck{}, r.written)
 	if err != nil || mhc == nil {
 		if err == nil {
 			forgetCheck(req.NamespacedName)
@@ -128,19 +123,27 @@ func (r *Reconciler) init() {
 		if r.Clock == nil {
 			r.Clock = clock.RealClock{}
 		}
-		r.deletions = pending.New(r.Clock, deletionsTimeout)
 		r.written = pending.New(r.Clock, writtenTimeout)
 	})
 }
 
 // evaluate judges the targets (pure; see evaluate.go). A spec it cannot evaluate is terminal until
-// the user changes it.
+// the user changes it. When the check leaves its short-circuit in this pass, the targets are
+// judged again with their timeouts counted from now (see resumeOf).
 func (r *Reconciler) evaluate(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
-	ev, err := evaluate(&s.mhc.Spec, s.targets, s.external, s.now)
+	resumedAt, shortCircuited := resumeOf(s.mhc)
+	ev, err := evaluate(&s.mhc.Spec, s.targets, s.external, resumedAt, s.now)
+	if err == nil && ev.allowed && shortCircuited {
+		resumedAt = s.now
+		log.FromContext(ctx).Info("remediation resumes after the short-circuit; targets failing since before now are remediated only if still failing a full timeout from now",
+			"targets", ev.total, "failing", ev.failing())
+		ev, err = evaluate(&s.mhc.Spec, s.targets, s.external, resumedAt, s.now)
+	}
 	if err != nil {
 		s.invalid = err
 		return ctrl.Result{}, false, reconcile.TerminalError(fmt.Errorf("health check %s: %w", client.ObjectKeyFromObject(s.mhc), err))
 	}
+	ev.noteResumed(resumedAt)
 	s.eval = ev
 	observeEvaluation(client.ObjectKeyFromObject(s.mhc), ev)
 	log.FromContext(ctx).V(1).Info("evaluated", "targets", ev.total, "healthy", ev.healthy, "unhealthy", ev.unhealthy,

@@ -18,11 +18,11 @@
 // the workload cluster holding its Node is unreachable, so the Node may have registered there):
 // nodeStartupTimeoutSeconds is not applied to it until the linker sees the Nodes again, and from
 // then on it counts from provisioning as usual (Cluster API does not remediate what it cannot see
-// either). Machines being deleted are never remediated again: those this controller deleted
-// (marked HealthCheckSucceeded=False/Remediating before the delete, and remembered in memory
-// until the cache shows the deletion) and those with a live external request count as
-// remediations in flight, and as unhealthy; Machines deleted by anyone else count as neither
-// healthy nor failing.
+// either). A Machine whose MachineSet this controller asked to replace it (OwnerRemediated=False,
+// whether or not the set has deleted it yet) and one with a live external request count as
+// remediations in flight, and as unhealthy; they are not judged again (a requested Machine no
+// MachineSet controls any more is: nobody would act on the request). Machines deleted by anyone
+// else count as neither healthy nor failing.
 //
 // # Limits
 //
@@ -32,7 +32,8 @@
 // them cross it one at a time, each alone within the limit, and remediate them all one by one.
 // Machines waiting for their Node do not count, so a scale-up by more than maxUnhealthy does not
 // stop remediation. When more targets are failing than maxUnhealthy allows (an integer, or a
-// percentage of the targets rounded down; 40% when neither it nor unhealthyRange is set), or
+// percentage of the targets rounded down but never below 1 unless it is 0%: 40% of a pool of one
+// or two allows one; 40% when neither it nor unhealthyRange is set), or
 // their number is outside unhealthyRange "[min-max]", nothing is remediated: RemediationAllowed
 // turns False with both counts ("6 of 10 targets failing (1 unhealthy, 5 within their timeout),
 // more than maxUnhealthy 40% (4) allows; ..."), a Warning event says so (when remediation stops,
@@ -44,28 +45,39 @@
 // maxInFlight remediations (a percentage rounds down, at least 1) are in progress; the rest wait
 // (WaitingForRemediation).
 //
+// When the count drops back within the limits, the Machines still failing have been failing for
+// longer than their timeouts, but only because of the outage: the pass that leaves the
+// short-circuit judges them again with every timeout (of a condition rule, and the startup
+// timeout) counted from that moment, and RemediationAllowed turns True with reason Resumed, its
+// lastTransitionTime recording the moment, for as long as a target's timeout counts from it
+// (resumeOf).
+// A Node that comes back seconds later is never remediated; one that never does is, a full
+// timeout after remediation resumed.
+//
 // # Lineages and retry limits
 //
-// With spec.remediation set, every Machine this controller deletes is first marked for its
-// MachineSet to hand its lineage on (package lineage: annotations with the lineage, the time of
-// the remediation, and the lineage finalizer); the set gives the lineage, with its count of
-// remediations plus one, to the Machine it creates in its place. The check then remediates a
-// Machine only while its lineage has been remediated fewer than maxRetries times (otherwise
-// RetriesExhausted: the Machine is kept for inspection, the check's RetriesExhausted condition
-// names it, and a Warning event says so once), and not within retryPeriodSeconds of the lineage's
-// last remediation (WaitingForRetryPeriod, with a requeue then). A Machine whose
-// HealthCheckSucceeded has been True for minHealthyPeriodSeconds (default 600) has its count
-// removed: its lineage starts over. The policy is retry.go (pure, table-tested). This controller
-// also removes a lineage finalizer no set will: on a deleting Machine no MachineSet controls any
-// more, and on a Machine not being deleted (the delete after the mark failed). External
+// With spec.remediation set, the check reads how often each Machine's slot was remediated (its
+// lineage, package lineage: the MachineSet writes the count on every replacement when it creates
+// it). It remediates a Machine only while its lineage has been remediated fewer than maxRetries
+// times (otherwise RetriesExhausted: the Machine is kept for inspection, the check's
+// RetriesExhausted condition names it, and a Warning event says so once), and not within
+// retryPeriodSeconds of the lineage's last remediation (WaitingForRetryPeriod, with a requeue
+// then). A Machine that had passed the check for minHealthyPeriodSeconds (default 600) before its
+// failure began (since its HealthCheckSucceeded turned True, or since its Node was linked when a
+// suspect phase rewrote that condition) starts its lineage over: its failure counts as a first one,
+// and the OwnerRemediated reason (RemediationRequestedLineageReset) tells the set that its
+// replacement counts one remediation. The policy is retry.go (pure, table-tested). External
 // remediation has no lineages.
 //
 // # Remediation
 //
-// Default: the Machine is deleted, only if a MachineSet of machine.machineapi.dev controls it (the
-// set replaces it; the machine controller drains it as usual); otherwise its condition says to
-// remediate it by hand (NotOwnedByMachineSet). The delete carries the UID and resourceVersion of
-// the Machine as judged, so a Machine that changed meanwhile is judged again first.
+// Default: the check writes its verdict and its owner acts. It asks the MachineSet of
+// machine.machineapi.dev that controls the Machine to replace it, with OwnerRemediated=False
+// beside HealthCheckSucceeded=False/Remediating, in one write; the set creates the replacement
+// (carrying the lineage) and deletes the Machine, which the machine controller drains as usual. A
+// Machine no MachineSet controls is not remediated: its condition says to remediate it by hand
+// (NotOwnedByMachineSet). The verdict that starts a remediation carries the resourceVersion of the
+// Machine as judged, so a Machine that changed meanwhile is judged again first.
 //
 // External, when spec.remediationTemplate is set: a request of the template's kind minus
 // "Template" is created from its spec.template (spec, labels, annotations), named after the
@@ -83,16 +95,13 @@
 // (see package write), and nothing when unchanged. On the check: its whole status
 // (expectedMachines, currentHealthy, remediationsAllowed, targets, observedGeneration, the
 // RemediationAllowed condition and, with maxRetries, RetriesExhausted). On each target: only the
-// HealthCheckSucceeded condition, so it never overwrites nor conflicts with what the machine
-// controller and the node linker write there; the Remediating mark written before a remediation is
-// guarded by the resourceVersion the Machine was judged at, so a Machine that changed meanwhile is
-// judged again before anything is done to it. Lineage marks, resets and finalizer removals are
-// merge patches of the Machine's metadata guarded by its resourceVersion (lineage.Update): the
-// finalizers are a list shared with the machine controller. A remediation by deletion with
-// lineages is three writes in a row, each guarded by the version the one before left: the
-// Remediating condition, the lineage mark, the delete. The condition of Machines being deleted and
-// of paused Machines is left as it is. Overlapping checks (two selecting one Machine) would fight
-// over that condition: do not create them.
+// HealthCheckSucceeded condition and, while its set is asked to replace it, OwnerRemediated, so it
+// never overwrites nor conflicts with what the machine controller and the node linker write there
+// (every later write of a requested Machine applies OwnerRemediated again, as it is: server-side
+// apply would remove a condition its manager stops applying). Nothing else, no metadata and no
+// finalizer: one remediation costs this controller one write, and the set one delete. The
+// conditions of Machines being deleted and of paused Machines are left as they are. Overlapping
+// checks (two selecting one Machine) would fight over those conditions: do not create them.
 //
 // A check with the paused annotation is left alone entirely.
 //
@@ -102,8 +111,8 @@
 // dropped; a change of another of their conditions wakes only the checks with a rule on its type)
 // and their Nodes (condition changes only; found from the Node's machine annotations or the
 // Machine node-name index of package index). The one timed requeue is the moment the first
-// pending timeout of a target expires (a condition rule, the startup timeout, a retry period, a
-// minimum healthy period); there is no polling tick. Two short retries exist:
+// pending timeout of a target expires (a condition rule, the startup timeout, a retry period);
+// there is no polling tick. Two short retries exist:
 // write.ConflictRetry after a Machine changed since it was judged (the change behind it may be one
 // the Machine watch drops), and templateRetry while a remediation template cannot be used. A pass
 // lists the selected Machines from the cache and reads each one's Node,
@@ -114,8 +123,8 @@
 // # Metrics
 //
 // Each evaluation sets the check's gauges (targets, unhealthy, suspect, short-circuited, retries
-// exhausted; metrics.go), removed with the check; remediations started are counted when the delete
-// or request succeeds, refusals when a Machine's HealthCheckSucceeded takes a refusing reason.
+// exhausted; metrics.go), removed with the check; remediations started are counted when the
+// verdict asking the owner, or the request, is written, refusals when a Machine's HealthCheckSucceeded takes a refusing reason.
 //
 // Start reading at Reconcile in controller.go; evaluate.go, health.go, limits.go and retry.go hold
 // the decisions, status.go what is written, remediate.go and external.go the writes.

@@ -1,11 +1,11 @@
 package machinehealthcheck
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	"slices"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -19,10 +19,8 @@ type action uint8
 
 const (
 	actNone      action = iota
-	actRemediate        // delete the Machine (marking its lineage first when tracked), or create its external remediation request
+	actRemediate        // ask its MachineSet to replace it (OwnerRemediated), or create its external remediation request
 	actCleanup          // healthy again: delete its external remediation request
-	actReset            // healthy for minHealthyPeriodSeconds: remove its lineage's count
-	actRelease          // remove a lineage finalizer no MachineSet will remove (see releaseReason)
 )
 
 // outcome is the verdict on one target and what to do about it.
@@ -33,6 +31,7 @@ type outcome struct {
 	blocked string           // unhealthy but not remediated now: a HealthCheckSucceeded reason ...
 	why     string           // ... and the reason in words; for a suspect, what remediation is meanwhile
 	lineage *lineage.Lineage // read for the few Machines whose lineage matters (nil: none read)
+	reset   bool             // the Machine's failure starts its lineage over (see retryPolicy.lineageOf)
 }
 
 // lineageOf is the lineage read for o's Machine, the zero Lineage when none was.
@@ -66,6 +65,10 @@ type evaluation struct {
 	limits    limits
 	retry     retryPolicy
 	allowed   bool // failing is within maxUnhealthy / unhealthyRange
+	// resumedAt is when remediation resumed after a short-circuit, while a target's timeout still
+	// counts from then (resumed of them); zero otherwise.
+	resumedAt time.Time
+	resumed   int
 	// requeueAfter is when the first timeout of a target expires (0: none pending).
 	requeueAfter time.Duration
 }
@@ -76,12 +79,14 @@ func (ev *evaluation) failing() int { return ev.unhealthy + ev.suspect }
 // evaluate judges every target of the check at time now and decides which unhealthy ones are
 // remediated: none when too many are failing (maxUnhealthy / unhealthyRange, counting the
 // suspect ones), else as many as maxInFlight leaves room for, in name order, that the retry
-// limits of their lineage allow. Deletion needs a MachineSet to own the Machine; external
-// remediation (external true) does not, and has no lineages. The order of targets is changed
-// (sorted by name).
-func evaluate(spec *v1beta1.MachineHealthCheckSpec, targets []target, external bool, now time.Time) (*evaluation, error) {
+// limits of their lineage allow. Remediation by the owner needs a MachineSet to own the Machine;
+// external remediation (external true) does not, and has no lineages. resumedAt, when set, is when
+// remediation resumed after a short-circuit (see resumeOf): no timeout counts from before it. The
+// order of targets is changed (sorted by name).
+func evaluate(spec *v1beta1.MachineHealthCheckSpec, targets []target, external bool, resumedAt, now time.Time) (*evaluation, error) {
 	slices.SortFunc(targets, func(a, b target) int { return strings.Compare(a.machine.Name, b.machine.Name) })
 	r := rulesOf(spec)
+	r.resumedAt = resumedAt
 	// External remediation has no lineages, so no retry limit (nor RetriesExhausted condition).
 	ev := &evaluation{outcomes: make([]outcome, len(targets)), total: len(targets), retry: retryPolicy{maxRetries: -1}}
 	if !external {
@@ -116,8 +121,6 @@ func evaluate(spec *v1beta1.MachineHealthCheckSpec, targets []target, external b
 		case stateHealthy:
 			if o.target.request {
 				o.action = actCleanup
-			} else {
-				ev.resetIfDue(o, now)
 			}
 		case stateSuspect:
 			if !ev.allowed {
@@ -125,9 +128,6 @@ func evaluate(spec *v1beta1.MachineHealthCheckSpec, targets []target, external b
 			}
 		case stateUnhealthy:
 			slots = ev.decide(o, slots, external, now)
-		}
-		if o.action == actNone && releaseReason(o) != "" {
-			o.action = actRelease
 		}
 	}
 	return ev, nil
@@ -138,8 +138,8 @@ func evaluate(spec *v1beta1.MachineHealthCheckSpec, targets []target, external b
 func (ev *evaluation) decide(o *outcome, slots int, external bool, now time.Time) int {
 	m := o.target.machine
 	if !external {
-		l := lineage.Of(m)
-		o.lineage = &l
+		l, reset := ev.retry.lineageOf(m, o.health.since)
+		o.lineage, o.reset = &l, reset
 	}
 	verdict := ev.retry.judge(o.lineageOf(), now)
 	if verdict.exhausted && machineSetOf(m) != "" {
@@ -167,48 +167,6 @@ func (ev *evaluation) decide(o *outcome, slots int, external bool, now time.Time
 		return slots - 1
 	}
 	return slots
-}
-
-// resetIfDue starts the lineage of a healthy Machine over once it has been healthy for
-// minHealthyPeriodSeconds, and otherwise asks to come back then.
-func (ev *evaluation) resetIfDue(o *outcome, now time.Time) {
-	m := o.target.machine
-	if !ev.retry.tracked || !m.DeletionTimestamp.IsZero() || !hasLineageCount(m) {
-		return // the common case, decided without parsing anything
-	}
-	l := lineage.Of(m)
-	o.lineage = &l
-	due, left := ev.retry.resetDue(l, meta.FindStatusCondition(m.Status.Conditions, v1beta1.HealthCheckSucceededCondition), now)
-	if due {
-		o.action = actReset
-		return
-	}
-	ev.requeueAfter = steps.SoonestAfter(ev.requeueAfter, left)
-}
-
-func hasLineageCount(m *v1beta1.Machine) bool {
-	_, count := m.Annotations[v1beta1.LineageRetriesAnnotation]
-	_, at := m.Annotations[v1beta1.LineageRemediatedAtAnnotation]
-	return count || at
-}
-
-// releaseReason says why this controller removes the lineage finalizer from a target not being
-// remediated now, or "" when it leaves it (to the MachineSet, or absent). The finalizer is the
-// MachineSet's to remove, except where no set will: a Machine being deleted that no MachineSet
-// controls any more (orphaned), and a Machine that is not being deleted at all (the delete that
-// followed the mark failed, and the Machine was judged otherwise since).
-func releaseReason(o *outcome) string {
-	t := o.target
-	m := t.machine
-	switch {
-	case !lineage.AwaitsHandOver(m), t.deleted:
-		return ""
-	case !m.DeletionTimestamp.IsZero() && machineSetOf(m) == "":
-		return "no MachineSet controls it any more, so none will take over its lineage"
-	case m.DeletionTimestamp.IsZero() && o.health.state != stateInFlight:
-		return "it is not being deleted: the remediation that marked it did not happen"
-	}
-	return ""
 }
 
 // block turns every remediation this pass would start into a blocked one.
@@ -241,4 +199,40 @@ func machineSetOf(m *v1beta1.Machine) string {
 		return ""
 	}
 	return ref.Name
+}
+
+// resumeOf reads from the check's status whether remediation resumed after a short-circuit and
+// when (RemediationAllowed True with ReasonResumed: its lastTransitionTime), or whether the check
+// is short-circuited now (RemediationAllowed False because too many targets are failing). Either
+// way the targets' timeouts must not count the outage: a Machine whose Node is still coming back
+// when the count drops within the limits has been failing for longer than its timeout, but only
+// because of the outage, and is remediated only if it still fails a full timeout after the
+// check resumed.
+func resumeOf(mhc *v1beta1.MachineHealthCheck) (resumedAt time.Time, shortCircuited bool) {
+	c := meta.FindStatusCondition(mhc.Status.Conditions, v1beta1.RemediationAllowedCondition)
+	switch {
+	case c == nil:
+		return time.Time{}, false
+	case c.Status == metav1.ConditionTrue && c.Reason == ReasonResumed:
+		return c.LastTransitionTime.Time, false
+	case c.Status == metav1.ConditionFalse && (c.Reason == ReasonTooManyUnhealthy || c.Reason == ReasonOutsideUnhealthyRange):
+		return time.Time{}, true
+	}
+	return time.Time{}, false
+}
+
+// noteResumed records when remediation resumed, while some target's timeout still counts from
+// then: the RemediationAllowed condition says so (reason Resumed) until none does.
+func (ev *evaluation) noteResumed(resumedAt time.Time) {
+	if resumedAt.IsZero() || !ev.allowed {
+		return
+	}
+	for i := range ev.outcomes {
+		if ev.outcomes[i].health.resumed {
+			ev.resumed++
+		}
+	}
+	if ev.resumed > 0 {
+		ev.resumedAt = resumedAt
+	}
 }

@@ -40,7 +40,7 @@ func TestEvaluate(t *testing.T) {
 		// want
 		remediated          []string
 		cleanedUp           []string
-		reset, released     []string
+		reset               []string // remediated Machines whose lineage starts over (with spec.remediation)
 		blocked             map[string]string // name → HealthCheckSucceeded reason
 		healthy, unhealthy  int
 		suspect             int
@@ -65,7 +65,7 @@ func TestEvaluate(t *testing.T) {
 		},
 		"Machines in flight count against maxUnhealthy: 2 being replaced and 1 more unhealthy stop remediation": {
 			spec: ready,
-			targets: []target{healthyTarget("a", sick, remediatedByUs), healthyTarget("b", sick, remediatedByUs),
+			targets: []target{healthyTarget("a", sick, remediatedByUs), healthyTarget("b", sick, replacedByItsSet),
 				healthyTarget("c", sick), healthyTarget("d"), healthyTarget("e")},
 			blocked: map[string]string{"c": ReasonRemediationNotAllowed},
 			healthy: 2, unhealthy: 3, inFlight: 2, allowed: false,
@@ -117,7 +117,7 @@ func TestEvaluate(t *testing.T) {
 			spec: ready, external: true,
 			targets:   []target{healthyTarget("a", withRequest), healthyTarget("b")},
 			cleanedUp: []string{"a"},
-			healthy:   2, allowed: true,
+			healthy:   2, allowed: true, remediationsAllowed: 1,
 		},
 		"a paused Machine is counted but not remediated": {
 			spec:      with(func(s *v1beta1.MachineHealthCheckSpec) { s.MaxUnhealthy = ptrIntStr("100%") }),
@@ -205,18 +205,49 @@ func TestEvaluate(t *testing.T) {
 			blocked:   map[string]string{"a": ReasonWaitingForRetryPeriod},
 			unhealthy: 1, allowed: true, requeueAfter: 40 * time.Second,
 		},
-		"lineages: a replacement healthy for minHealthyPeriodSeconds has its count reset": {
-			spec:    with(limited(2, 0, 600)),
-			targets: []target{healthyTarget("a", inLineage("x", 2, time.Hour), healthySince(10*time.Minute)), healthyTarget("b", inLineage("y", 1, time.Hour), healthySince(4*time.Minute))},
-			reset:   []string{"a"},
-			healthy: 2, allowed: true, remediationsAllowed: 2, requeueAfter: 6 * time.Minute,
+		"lineages: a replacement that failed after passing the check for minHealthyPeriodSeconds starts its lineage over": {
+			spec:       with(limited(2, 0, 600)),
+			targets:    []target{healthyTarget("a", sick, inLineage("x", 2, 3*time.Hour), linkedSince(2*time.Hour))},
+			remediated: []string{"a"},
+			reset:      []string{"a"},
+			unhealthy:  1, allowed: true,
 		},
-		"lineages: a stale mark on a Machine not being deleted is released, one on a deleting orphan too; the set's own is left": {
-			spec: with(limited(2, 0, 600)),
-			targets: []target{healthyTarget("a", withLineageFinalizer), healthyTarget("b", sick, remediatedByUs, withLineageFinalizer),
-				healthyTarget("c", sick, remediatedByUs, withLineageFinalizer, unowned)},
-			released: []string{"a", "c"},
-			healthy:  1, unhealthy: 2, inFlight: 2, allowed: true, remediationsAllowed: 1,
+		"lineages: a replacement that failed sooner after its Node was linked continues its lineage": {
+			spec:      with(limited(2, 0, 600)),
+			targets:   []target{healthyTarget("a", sick, inLineage("x", 2, 3*time.Hour), linkedSince(65*time.Minute))},
+			blocked:   map[string]string{"a": ReasonRetriesExhausted},
+			exhausted: []string{"a"},
+			unhealthy: 1, allowed: true,
+		},
+		"lineages: a replacement that never got a Node continues its lineage": {
+			spec:       with(limited(3, 0, 600)),
+			targets:    []target{healthyTarget("a", inLineage("x", 1, 3*time.Hour), noNodeProvisionedAgo(2*time.Hour))},
+			remediated: []string{"a"},
+			unhealthy:  1, allowed: true,
+		},
+		"a Machine whose set was asked to replace it but that no MachineSet owns any more is judged again": {
+			spec:      with(func(s *v1beta1.MachineHealthCheckSpec) { s.MaxUnhealthy = ptrIntStr("100%") }),
+			targets:   []target{healthyTarget("a", sick, remediatedByUs, unowned)},
+			blocked:   map[string]string{"a": ReasonNotOwnedByMachineSet},
+			unhealthy: 1, allowed: true, remediationsAllowed: 0,
+		},
+		"small pools: the 40% default remediates the unhealthy Machine of a pool of one": {
+			spec:       ready,
+			targets:    []target{healthyTarget("a", noNodeProvisionedAgo(time.Hour))},
+			remediated: []string{"a"},
+			unhealthy:  1, allowed: true,
+		},
+		"small pools: one of two, but not two of two": {
+			spec:    ready,
+			targets: []target{healthyTarget("a", sick), healthyTarget("b", sick)},
+			blocked: map[string]string{"a": ReasonRemediationNotAllowed, "b": ReasonRemediationNotAllowed},
+			unhealthy: 2, allowed: false,
+		},
+		"small pools: maxUnhealthy 0 remediates nothing": {
+			spec:      with(func(s *v1beta1.MachineHealthCheckSpec) { s.MaxUnhealthy = ptrIntStr("0") }),
+			targets:   []target{healthyTarget("a", sick)},
+			blocked:   map[string]string{"a": ReasonRemediationNotAllowed},
+			unhealthy: 1, allowed: false,
 		},
 		"external remediation has no lineages": {
 			spec: with(limited(0, 0, 600)), external: true,
@@ -230,22 +261,21 @@ func TestEvaluate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ev, err := evaluate(&tc.spec, tc.targets, tc.external, now)
+			ev, err := evaluate(&tc.spec, tc.targets, tc.external, time.Time{}, now)
 			if err != nil {
 				t.Fatalf("evaluate: %v", err)
 			}
-			var remediated, cleaned, reset, released []string
+			var remediated, cleaned, reset []string
 			blocked := map[string]string{}
 			for _, o := range ev.outcomes {
 				switch o.action {
 				case actRemediate:
 					remediated = append(remediated, o.target.machine.Name)
+					if o.reset && tc.spec.Remediation != nil {
+						reset = append(reset, o.target.machine.Name)
+					}
 				case actCleanup:
 					cleaned = append(cleaned, o.target.machine.Name)
-				case actReset:
-					reset = append(reset, o.target.machine.Name)
-				case actRelease:
-					released = append(released, o.target.machine.Name)
 				}
 				if o.blocked != "" {
 					blocked[o.target.machine.Name] = o.blocked
@@ -257,8 +287,8 @@ func TestEvaluate(t *testing.T) {
 			if !slices.Equal(cleaned, tc.cleanedUp) {
 				t.Errorf("cleaned up %v, want %v", cleaned, tc.cleanedUp)
 			}
-			if !slices.Equal(reset, tc.reset) || !slices.Equal(released, tc.released) {
-				t.Errorf("reset %v released %v, want %v %v", reset, released, tc.reset, tc.released)
+			if !slices.Equal(reset, tc.reset) {
+				t.Errorf("lineages reset %v, want %v", reset, tc.reset)
 			}
 			if !slices.Equal(ev.exhausted, tc.exhausted) {
 				t.Errorf("exhausted %v, want %v", ev.exhausted, tc.exhausted)
@@ -287,7 +317,7 @@ func TestEvaluate(t *testing.T) {
 // started are blocked with its reason, and no longer count as started.
 func TestBlock(t *testing.T) {
 	spec := v1beta1.MachineHealthCheckSpec{MaxUnhealthy: ptrIntStr("100%")}
-	ev, err := evaluate(&spec, []target{healthyTarget("a", nodeGone), healthyTarget("b")}, true, now)
+	ev, err := evaluate(&spec, []target{healthyTarget("a", nodeGone), healthyTarget("b")}, true, time.Time{}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

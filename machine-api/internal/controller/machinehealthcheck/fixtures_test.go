@@ -120,12 +120,20 @@ func annotated(key string) func(*target) {
 
 func deleting(t *target) { t.machine.DeletionTimestamp = ptr.To(metav1.NewTime(now.Add(-time.Minute))) }
 
-// remediatedByUs: the Machine carries the mark this controller sets before deleting it.
+// remediatedByUs: this controller asked the Machine's MachineSet to replace it (its verdict,
+// OwnerRemediated=False), and the set has not deleted it yet.
 func remediatedByUs(t *target) {
+	t.machine.Status.Conditions = append(t.machine.Status.Conditions,
+		metav1.Condition{Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse, Reason: ReasonRemediating,
+			Message: "Node node-x has had Ready=False since 2026-05-04T11:00:00Z, longer than 1m0s; remediating: MachineSet ms is asked to replace it"},
+		metav1.Condition{Type: v1beta1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: v1beta1.RemediationRequestedReason,
+			LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))})
+}
+
+// replacedByItsSet: remediatedByUs, and its set deleted it.
+func replacedByItsSet(t *target) {
+	remediatedByUs(t)
 	deleting(t)
-	t.machine.Status.Conditions = append(t.machine.Status.Conditions, metav1.Condition{
-		Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionFalse, Reason: ReasonRemediating,
-	})
 }
 
 func withRequest(t *target) { t.request = true }
@@ -169,7 +177,12 @@ func healthySince(ago time.Duration) func(*target) {
 	}
 }
 
-// withLineageFinalizer: the Machine carries the lineage mark's finalizer.
-func withLineageFinalizer(t *target) {
-	t.machine.Finalizers = append(t.machine.Finalizers, v1beta1.LineageFinalizer)
+// linkedSince: the Machine's Node has been linked since ago (the node linker's NodeLinked=True).
+func linkedSince(ago time.Duration) func(*target) {
+	return func(t *target) {
+		t.machine.Status.Conditions = append(t.machine.Status.Conditions, metav1.Condition{
+			Type: v1beta1.NodeLinkedCondition, Status: metav1.ConditionTrue, Reason: "NodeLinked",
+			LastTransitionTime: metav1.NewTime(now.Add(-ago)),
+		})
+	}
 }

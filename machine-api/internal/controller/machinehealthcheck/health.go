@@ -11,6 +11,7 @@ import (
 	"machineapi.dev/nodelink"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/lineage"
 	"machineapi.dev/machine-api/reconcile/steps"
 )
 
@@ -19,6 +20,9 @@ type rules struct {
 	conditions        []v1beta1.UnhealthyCondition // on the Node
 	machineConditions []v1beta1.UnhealthyCondition // on the Machine
 	startupTimeout    time.Duration                // 0: a Machine may wait for its Node forever
+	// resumedAt, when set, is when remediation resumed after the check's short-circuit: no
+	// timeout of a condition rule or of the startup counts from before it (see resumeOf).
+	resumedAt time.Time
 }
 
 func rulesOf(spec *v1beta1.MachineHealthCheckSpec) rules {
@@ -35,7 +39,6 @@ type target struct {
 	node        *corev1.Node     // the linked Node; nil when none is linked or it is gone
 	nodeMissing bool             // status.nodeRef names a Node that no longer exists
 	request     bool             // a live external remediation request exists for it
-	deleted     bool             // deleted by this controller, which the cache does not show yet
 }
 
 // state is where a target stands.
@@ -52,8 +55,9 @@ const (
 	stateWaiting
 	// stateUnhealthy: it fails a rule and no remediation of it is in progress.
 	stateUnhealthy
-	// stateInFlight: its remediation is in progress: deleted by this controller, or with a live
-	// external request while not healthy. Counted as unhealthy and as in flight.
+	// stateInFlight: its remediation is in progress: its MachineSet was asked to replace it
+	// (OwnerRemediated=False), or it has a live external request while not healthy. Counted as
+	// unhealthy and as in flight.
 	stateInFlight
 	// stateDeleting: deleted by someone else; counted neither healthy nor unhealthy.
 	stateDeleting
@@ -65,32 +69,30 @@ type health struct {
 	cause   string        // why it is unhealthy or suspect (a Cause constant); empty when it is neither
 	message string        // what was observed, stable across evaluations (no durations that tick); "" when healthy
 	recheck time.Duration // > 0: a timeout expires then and the verdict may change
+	since   time.Time     // when it began failing, for an unhealthy one (see lineage.Healthy)
+	// resumed: a timeout of this target counts from when remediation resumed after the check's
+	// short-circuit, not from when it began failing (see rules.resumedAt).
+	resumed bool
 }
 
 // check judges one target at time now. It is pure: everything it needs is in t.
 func check(t *target, r *rules, now time.Time) health {
 	m := t.machine
-	if t.deleted {
-		return health{state: stateInFlight, message: "the Machine is being deleted to remediate it"}
-	}
 	if !m.DeletionTimestamp.IsZero() {
-		if t.request || remediationStarted(m) {
+		if t.request || lineage.Requested(m) != nil {
 			return health{state: stateInFlight, message: "the Machine is being deleted to remediate it"}
 		}
 		return health{state: stateDeleting, message: "the Machine is being deleted"}
+	}
+	if c := lineage.Requested(m); c != nil && machineSetOf(m) != "" {
+		return health{state: stateInFlight, message: fmt.Sprintf("remediation was requested from MachineSet %s at %s",
+			machineSetOf(m), c.LastTransitionTime.UTC().Format(time.RFC3339))}
 	}
 	h := judge(t, r, now)
 	if t.request && h.state != stateHealthy {
 		h.state = stateInFlight
 	}
 	return h
-}
-
-// remediationStarted reports whether this controller marked m as being remediated, which it does
-// before deleting it: that mark tells its own deletions from everyone else's.
-func remediationStarted(m *v1beta1.Machine) bool {
-	c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.HealthCheckSucceededCondition)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == ReasonRemediating
 }
 
 // judge applies the rules in order of certainty: an explicit request, a failed Machine, a vanished
@@ -100,14 +102,14 @@ func remediationStarted(m *v1beta1.Machine) bool {
 func judge(t *target, r *rules, now time.Time) health {
 	m := t.machine
 	if _, ok := m.Annotations[v1beta1.RemediateMachineAnnotation]; ok {
-		return unhealthy(CauseRemediationRequested, "the Machine has the annotation %s", v1beta1.RemediateMachineAnnotation)
+		return unhealthy(CauseRemediationRequested, now, "the Machine has the annotation %s", v1beta1.RemediateMachineAnnotation)
 	}
 	if m.Status.Phase == v1beta1.MachinePhaseFailed {
 		msg := "the Machine failed"
 		if m.Status.FailureMessage != nil {
 			msg += ": " + *m.Status.FailureMessage
 		}
-		return unhealthy(CauseMachineFailed, "%s", msg)
+		return unhealthy(CauseMachineFailed, now, "%s", msg)
 	}
 	var elsewhere *health // the Node is linked in another cluster: only the Machine's rules apply
 	if ref := m.Status.NodeRef; ref != nil {
@@ -116,15 +118,15 @@ func judge(t *target, r *rules, now time.Time) health {
 		link := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition)
 		switch {
 		case link != nil && link.Status == metav1.ConditionFalse && link.Reason == nodelink.ReasonNodeDeleted:
-			return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
+			return unhealthy(CauseNodeNotFound, link.LastTransitionTime.Time, "Node %s no longer exists", ref.Name)
 		case t.nodeMissing && link != nil && link.Status == metav1.ConditionTrue:
 			elsewhere = &health{state: stateHealthy, message: fmt.Sprintf(
 				"Node %s is linked in another cluster: its conditions are not visible here, only a failed Machine, a deleted Node or the Machine's own conditions are remediated", ref.Name)}
 		case t.nodeMissing:
-			return unhealthy(CauseNodeNotFound, "Node %s no longer exists", ref.Name)
+			return unhealthy(CauseNodeNotFound, now, "Node %s no longer exists", ref.Name)
 		}
 	}
-	own := conditionRules(machineConditions(m.Status.Conditions), r.machineConditions, "Machine", m.Name, CauseUnhealthyMachineCondition, now)
+	own := conditionRules(machineConditions(m.Status.Conditions), r.machineConditions, "Machine", m.Name, CauseUnhealthyMachineCondition, r.resumedAt, now)
 	switch {
 	case own.state == stateUnhealthy:
 		return own
@@ -141,7 +143,7 @@ func judge(t *target, r *rules, now time.Time) health {
 		}
 		return w
 	}
-	node := conditionRules(nodeConditions(t.node.Status.Conditions), r.conditions, "Node", t.node.Name, CauseUnhealthyNodeCondition, now)
+	node := conditionRules(nodeConditions(t.node.Status.Conditions), r.conditions, "Node", t.node.Name, CauseUnhealthyNodeCondition, r.resumedAt, now)
 	switch {
 	case node.state == stateUnhealthy:
 		return node
@@ -172,15 +174,20 @@ func waitForNode(m *v1beta1.Machine, r *rules, now time.Time) health {
 	if p := m.Status.ProvisionedTime; p != nil {
 		start, since = p.Time, "provisioning"
 	}
+	resumed := start.Before(r.resumedAt)
+	if resumed {
+		start, since = r.resumedAt, "remediation resumed after the health check's short-circuit"
+	}
 	deadline := start.Add(r.startupTimeout)
 	if !now.Before(deadline) {
-		return unhealthy(CauseNodeStartupTimeout, "no Node %s after %s at %s (nodeStartupTimeoutSeconds)",
+		return unhealthy(CauseNodeStartupTimeout, deadline, "no Node %s after %s at %s (nodeStartupTimeoutSeconds)",
 			r.startupTimeout, since, start.UTC().Format(time.RFC3339))
 	}
 	return health{
 		state:   stateWaiting,
 		message: fmt.Sprintf("waiting for a Node; remediated if none by %s (%s after %s)", deadline.UTC().Format(time.RFC3339), r.startupTimeout, since),
 		recheck: deadline.Sub(now),
+		resumed: resumed,
 	}
 }
 
@@ -221,9 +228,11 @@ func (c machineConditions) at(i int) (string, string, time.Time) {
 
 // conditionRules judges the conditions of one object (kind name, for messages) against rules: the
 // object is unhealthy (cause) as soon as one rule has held for its timeout, suspect while one holds
-// that has not (the soonest deadline names it and is the recheck), healthy otherwise. Rules are
-// applied in their order; the first that timed out is the one reported.
-func conditionRules[L conditionList](conds L, rules []v1beta1.UnhealthyCondition, kind, name, cause string, now time.Time) health {
+// that has not (the soonest deadline names it and is the recheck), healthy otherwise. A timeout
+// counts from the condition's lastTransitionTime, or from resumedAt when that is later (remediation
+// resumed after a short-circuit: the outage's clock does not count). Rules are applied in their
+// order; the first that timed out is the one reported.
+func conditionRules[L conditionList](conds L, rules []v1beta1.UnhealthyCondition, kind, name, cause string, resumedAt, now time.Time) health {
 	h := health{state: stateHealthy}
 	for _, uc := range rules {
 		for i := range conds.len() {
@@ -232,25 +241,30 @@ func conditionRules[L conditionList](conds L, rules []v1beta1.UnhealthyCondition
 				continue
 			}
 			timeout := seconds(uc.TimeoutSeconds)
-			deadline := since.Add(timeout)
+			from, resumed := since, ""
+			if from.Before(resumedAt) {
+				from, resumed = resumedAt, fmt.Sprintf(", counted from %s, when remediation resumed after the health check's short-circuit",
+					resumedAt.UTC().Format(time.RFC3339))
+			}
+			deadline := from.Add(timeout)
 			left := deadline.Sub(now)
 			if left <= 0 {
-				return unhealthy(cause, "%s %s has had %s=%s since %s, longer than %s",
-					kind, name, typ, status, since.UTC().Format(time.RFC3339), timeout)
+				return unhealthy(cause, since, "%s %s has had %s=%s since %s, longer than %s%s",
+					kind, name, typ, status, since.UTC().Format(time.RFC3339), timeout, resumed)
 			}
 			if h.state == stateSuspect && left >= h.recheck {
 				continue
 			}
-			h = health{state: stateSuspect, cause: cause, recheck: left, message: fmt.Sprintf(
-				"%s %s has had %s=%s since %s; unhealthy at %s unless it recovers (timeoutSeconds %d)",
-				kind, name, typ, status, since.UTC().Format(time.RFC3339), deadline.UTC().Format(time.RFC3339), uc.TimeoutSeconds)}
+			h = health{state: stateSuspect, cause: cause, recheck: left, resumed: resumed != "", message: fmt.Sprintf(
+				"%s %s has had %s=%s since %s; unhealthy at %s unless it recovers (timeoutSeconds %d%s)",
+				kind, name, typ, status, since.UTC().Format(time.RFC3339), deadline.UTC().Format(time.RFC3339), uc.TimeoutSeconds, resumed)}
 		}
 	}
 	return h
 }
 
-func unhealthy(cause, format string, args ...any) health {
-	return health{state: stateUnhealthy, cause: cause, message: fmt.Sprintf(format, args...)}
+func unhealthy(cause string, since time.Time, format string, args ...any) health {
+	return health{state: stateUnhealthy, cause: cause, since: since, message: fmt.Sprintf(format, args...)}
 }
 
 func seconds(s int32) time.Duration { return time.Duration(s) * time.Second }

@@ -142,11 +142,31 @@ func TestCheck(t *testing.T) {
 			target: healthyTarget("a", noNodeProvisionedAgo(240*time.Hour)), rules: &rules{conditions: r.conditions},
 			state: stateWaiting,
 		},
-		"a Machine this controller deleted is a remediation in flight": {
+		"a Machine whose set was asked to replace it is a remediation in flight": {
 			target: healthyTarget("a", notReadyFor(time.Hour), remediatedByUs), state: stateInFlight,
 		},
-		"a Machine this controller deleted, the cache not showing it yet, is a remediation in flight": {
-			target: healthyTarget("a", notReadyFor(time.Hour), func(t *target) { t.deleted = true }), state: stateInFlight,
+		"a Machine whose set was asked to replace it and deleted it is a remediation in flight": {
+			target: healthyTarget("a", notReadyFor(time.Hour), replacedByItsSet), state: stateInFlight,
+		},
+		"a Machine asked to be replaced that no set owns any more is judged again": {
+			target: healthyTarget("a", notReadyFor(time.Hour), remediatedByUs, unowned), state: stateUnhealthy, cause: CauseUnhealthyNodeCondition,
+		},
+		"after the short-circuit, a Node failing since before it is suspect for a full timeout from then": {
+			target: healthyTarget("a", notReadyFor(time.Hour)), rules: &rules{conditions: r.conditions, startupTimeout: r.startupTimeout, resumedAt: now.Add(-100 * time.Second)},
+			state: stateSuspect, cause: CauseUnhealthyNodeCondition, recheck: 200 * time.Second,
+			message: "counted from 2026-05-04T11:58:20Z, when remediation resumed after the health check's short-circuit",
+		},
+		"after the short-circuit, a Node failing since before it is unhealthy a full timeout from then": {
+			target: healthyTarget("a", notReadyFor(time.Hour)), rules: &rules{conditions: r.conditions, startupTimeout: r.startupTimeout, resumedAt: now.Add(-300 * time.Second)},
+			state: stateUnhealthy, cause: CauseUnhealthyNodeCondition,
+		},
+		"after the short-circuit, a Node that failed after it keeps its own clock": {
+			target: healthyTarget("a", notReadyFor(100*time.Second)), rules: &rules{conditions: r.conditions, startupTimeout: r.startupTimeout, resumedAt: now.Add(-200 * time.Second)},
+			state: stateSuspect, cause: CauseUnhealthyNodeCondition, recheck: 200 * time.Second,
+		},
+		"after the short-circuit, a Machine still without a Node gets a full startup timeout from then": {
+			target: healthyTarget("a", noNodeProvisionedAgo(time.Hour)), rules: &rules{conditions: r.conditions, startupTimeout: r.startupTimeout, resumedAt: now.Add(-100 * time.Second)},
+			state: stateWaiting, recheck: 500 * time.Second, message: "after remediation resumed",
 		},
 		"a Machine deleted by someone else is neither healthy nor unhealthy": {
 			target: healthyTarget("a", notReadyFor(time.Hour), deleting), state: stateDeleting,

@@ -44,7 +44,8 @@ func parseRange(s string) (lo, hi int, err error) {
 }
 
 // limitsOf resolves the spec's limits for total targets. Percentages round down: 40% of 5 is 2.
-// maxInFlight as a percentage is at least 1, so that a small group can still be remediated.
+// A percentage other than 0% is at least 1 (maxUnhealthy and maxInFlight alike), so that a small
+// group can still be remediated: 40% of 2 is 1, not 0.
 func limitsOf(spec *v1beta1.MachineHealthCheckSpec, total int) (limits, error) {
 	l := limits{maxInFlight: math.MaxInt}
 	switch {
@@ -66,7 +67,14 @@ func limitsOf(spec *v1beta1.MachineHealthCheckSpec, total int) (limits, error) {
 		}
 		l.max = n
 		l.text = "maxUnhealthy " + v.String()
-		if v.Type == intstr.String {
+		switch {
+		case v.Type != intstr.String:
+		case n == 0 && total > 0 && v.StrVal != "0%":
+			// A small pool: 40% of 1 or 2 rounds down to 0, and a default check would never
+			// remediate it. A percentage allows one at least; only 0 (or 0%) means none.
+			l.max = 1
+			l.text += fmt.Sprintf(" (1: %s of %d targets rounds down to 0, and a percentage allows at least 1)", v.StrVal, total)
+		default:
 			l.text += fmt.Sprintf(" (%d)", n)
 		}
 	}

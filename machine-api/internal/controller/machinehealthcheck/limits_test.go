@@ -68,11 +68,25 @@ func TestLimits(t *testing.T) {
 			spec: v1beta1.MachineHealthCheckSpec{MaxUnhealthy: pct("40%")}, total: 4, unhealthy: 2, allowed: false, slots: math.MaxInt,
 			text: "maxUnhealthy 40% (1)",
 		},
-		"40% of 2 rounds down to 0: a pair is never remediated": {
-			total: 2, unhealthy: 1, allowed: false, slots: math.MaxInt,
+		"small pools: 40% of 2 rounds down to 0 but a percentage allows 1, and says so": {
+			total: 2, unhealthy: 1, allowed: true, slots: math.MaxInt,
+			text: "maxUnhealthy 40% (1: 40% of 2 targets rounds down to 0, and a percentage allows at least 1)",
+		},
+		"small pools: 40% of 1 allows the one": {
+			total: 1, unhealthy: 1, allowed: true, slots: math.MaxInt,
+		},
+		"small pools: but never 2 of 2": {
+			total: 2, unhealthy: 2, allowed: false, slots: math.MaxInt,
+		},
+		"small pools: 0% allows none": {
+			spec: v1beta1.MachineHealthCheckSpec{MaxUnhealthy: pct("0%")}, total: 2, unhealthy: 1, allowed: false, slots: math.MaxInt,
+			text: "maxUnhealthy 0% (0)",
 		},
 		"no unhealthy target is always within the limit": {
-			total: 2, unhealthy: 0, allowed: true, slots: math.MaxInt,
+			total: 2, unhealthy: 0, allowed: true, headroom: 1, slots: math.MaxInt,
+		},
+		"no target at all": {
+			total: 0, unhealthy: 0, allowed: true, slots: math.MaxInt, text: "maxUnhealthy 40% (0)",
 		},
 		"an integer is a count": {
 			spec: v1beta1.MachineHealthCheckSpec{MaxUnhealthy: num(3)}, total: 100, unhealthy: 1, allowed: true, headroom: 2, slots: math.MaxInt,

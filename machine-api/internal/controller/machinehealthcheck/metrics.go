@@ -36,7 +36,7 @@ var (
 	}, checkLabels)
 	remediationsStarted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "machineapi_machinehealthcheck_remediations_started_total",
-		Help: "Remediations started: unhealthy Machines deleted for their MachineSet to replace, or external remediation requests created.",
+		Help: "Remediations started: unhealthy Machines whose MachineSet was asked to replace them, or external remediation requests created.",
 	}, checkLabels)
 	remediationsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "machineapi_machinehealthcheck_remediations_refused_total",

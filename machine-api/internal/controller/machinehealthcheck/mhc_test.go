@@ -47,7 +47,7 @@ var _ = Describe("A MachineHealthCheck", func() {
 		setAnnotation(ms[1], sim.NotReadyAfterAnnotation, notReady)
 		Eventually(removed(ms[1])).Should(BeTrue(), "the NotReady machine is deleted")
 		Eventually(events(ns, "web-1")).Should(ContainElement(
-			MatchRegexp(`^Normal UnhealthyNodeCondition: remediating: Node \S+ has had Ready=False since .*, longer than 0s; deleting the Machine so that MachineSet web replaces it`)))
+			MatchRegexp(`^Normal UnhealthyNodeCondition: remediating: Node \S+ has had Ready=False since .*, longer than 0s; MachineSet web is asked to create a replacement and delete this Machine`)))
 		Eventually(gone(ms[1])).Should(BeTrue(), "the machine controller finishes the deletion")
 		Expect(removed(ms[0])()).To(BeFalse())
 		Expect(removed(ms[2])()).To(BeFalse())
@@ -59,6 +59,7 @@ var _ = Describe("A MachineHealthCheck", func() {
 		set := pausedSet(ns, "outage", 5, lbls)
 		ms := machines(ns, "outage", 5, set, lbls, nil)
 		allRunning(ms)
+		unpause(set)
 		// The outage comes first: with a timeout of 0, a check watching Nodes go down one at a time
 		// would rightly remediate the first ones while they are still within the limit.
 		for _, m := range ms[:3] {
@@ -111,6 +112,7 @@ var _ = Describe("A MachineHealthCheck", func() {
 			ms = append(ms, client.ObjectKeyFromObject(m))
 		}
 		allRunning(ms)
+		unpause(set)
 		setAnnotation(ms[0], sim.NotReadyAfterAnnotation, notReady)
 		setAnnotation(ms[1], sim.NotReadyAfterAnnotation, notReady)
 		allNotReady(ms[:2]) // both unhealthy when the check first looks: name order decides
@@ -185,6 +187,7 @@ var _ = Describe("A MachineHealthCheck", func() {
 		lbls := map[string]string{"pool": "paused"}
 		set := pausedSet(ns, "paused", 1, lbls)
 		ms := machines(ns, "paused", 1, set, lbls, map[string]string{sim.NotReadyAfterAnnotation: "0s"})
+		unpause(set)
 		check := create(builder.MachineHealthCheck(ns, "paused", lbls).WithUnhealthyCondition("Ready", "False", 0).
 			WithMaxUnhealthy("1").WithAnnotations(map[string]string{v1beta1.PausedAnnotation: ""}))
 		Eventually(func() *v1beta1.Machine { return getMachine(ms[0]) }).Should(HaveField("Status.NodeRef", Not(BeNil())))
@@ -199,5 +202,22 @@ var _ = Describe("A MachineHealthCheck", func() {
 			return k8s.Update(ctx, c)
 		}).Should(Succeed())
 		Eventually(removed(ms[0])).Should(BeTrue())
+	})
+
+	It("replaces the never-booting Machine of a one-replica set with a check left at its defaults", func() {
+		set := builder.MachineSet(ns, "single", 1).WithTemplateAnnotations(map[string]string{sim.NeverBootAnnotation: ""}).Build()
+		lbls := set.Spec.Selector.MatchLabels
+		seen := watchMachines(ns, lbls)
+		Expect(k8s.Create(ctx, set)).To(Succeed())
+		// Defaults but for the startup timeout (600s by default), so that the spec does not wait
+		// ten minutes; maxUnhealthy is left at 40%, which rounds 1 Machine down to 0.
+		check := create(builder.MachineHealthCheck(ns, "single", lbls).WithNodeStartupTimeout(2).
+			WithRemediationLimits(v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](1)}))
+		Eventually(seen, "60s").Should(HaveLen(2), "the first Machine is replaced once")
+		Eventually(remediationAllowed(check)).Should(ContainSubstring(
+			"within maxUnhealthy 40% (1: 40% of 1 targets rounds down to 0, and a percentage allows at least 1)"))
+		Eventually(func() string { return conditionOf(getCheck(check)(), v1beta1.RetriesExhaustedCondition) }, "60s").Should(
+			HavePrefix("True/RetriesSpent: 1 unhealthy Machines are kept for inspection"), "maxRetries 1: the replacement is kept and reported")
+		Consistently(seen).Should(HaveLen(2))
 	})
 })

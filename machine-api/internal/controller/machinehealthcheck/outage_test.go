@@ -88,6 +88,62 @@ var _ = Describe("A MachineHealthCheck running all the time", func() {
 		Eventually(remediationAllowed(check)).Should(HavePrefix("True/WithinLimits: 0 of 10 targets failing"))
 	})
 
+	It("after an outage longer than the timeouts, replaces only the Machine whose Node never comes back, not those coming back seconds apart", func() {
+		lbls := map[string]string{"pool": "recovery"}
+		set := pausedSet(ns, "recovery", 10, lbls)
+		ms := machines(ns, "recovery", 10, set, lbls, nil)
+		allRunning(ms)
+		uids := map[types.NamespacedName]types.UID{}
+		for _, m := range ms {
+			uids[m] = getMachine(m).UID
+		}
+		unpause(set)
+		// 20s: long enough for a busy machine to bring three Nodes back one after the other
+		// within it, short beside the outage, which outlasts it.
+		c := builder.MachineHealthCheck(ns, "recovery", lbls).WithUnhealthyCondition("Ready", "False", 20).WithMaxUnhealthy("40%").Build()
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		check := client.ObjectKeyFromObject(c)
+		Eventually(func() int32 { return getCheck(check)().Status.CurrentHealthy }).Should(BeEquivalentTo(10))
+
+		By("6 Nodes down for longer than the timeout: all unhealthy, none remediated")
+		down, broken := ms[:5], ms[5]
+		for _, m := range ms[:6] {
+			setAnnotation(m, sim.NotReadyAfterAnnotation, notReady)
+		}
+		Eventually(remediationAllowed(check), "60s").Should(Equal("False/TooManyUnhealthy: 6 of 10 targets failing (6 unhealthy, 0 within their timeout), " +
+			"more than maxUnhealthy 40% (4) allows; remediating nothing until at most 4 are"))
+
+		By("two Nodes back: 4 of 10 failing, within 40%; remediation resumes, the 4 get a full timeout from now")
+		for _, m := range down[:2] {
+			setAnnotation(m, sim.NotReadyAfterAnnotation, nil)
+		}
+		Eventually(remediationAllowed(check)).Should(MatchRegexp(`^True/Resumed: 4 of 10 targets failing \(0 unhealthy, 4 within their timeout\), within maxUnhealthy 40% \(4\); ` +
+			`remediation resumed at \S+ after too many targets failed: 4 failing since before then are remediated only if they still fail a full timeout after it$`))
+		for _, m := range down[2:] {
+			Expect(healthCheck(m)()).To(MatchRegexp(`^Unknown/Suspect: .*counted from \S+, when remediation resumed after the health check's short-circuit`))
+		}
+
+		By("three more Nodes back one after the other, seconds apart")
+		for _, m := range down[2:] {
+			setAnnotation(m, sim.NotReadyAfterAnnotation, nil)
+			Eventually(healthCheck(m)).Should(HavePrefix("True/Healthy"))
+		}
+
+		By("the one never coming back is replaced a full timeout after remediation resumed; no other Machine is touched")
+		Eventually(removed(broken), "60s").Should(BeTrue())
+		expectReplacement(ns, lbls, 10)
+		Eventually(remediationAllowed(check)).Should(HavePrefix("True/WithinLimits: 0 of 10 targets failing"))
+		for _, m := range ms {
+			if m == broken {
+				continue
+			}
+			got := getMachine(m)
+			Expect(got.UID).To(Equal(uids[m]), "Machine %s is the original", m.Name)
+			Expect(got.DeletionTimestamp.IsZero()).To(BeTrue(), "Machine %s is not being deleted", m.Name)
+		}
+		Eventually(checkMetric(check, "machineapi_machinehealthcheck_remediations_started_total")).Should(Equal(map[string]float64{"": 1}))
+	})
+
 	It("gives a slot whose Machines never boot maxRetries replacements (3 Machines for maxRetries 2), then keeps the last and says so", func() {
 		set := builder.MachineSet(ns, "never", 1).WithTemplateAnnotations(map[string]string{sim.NeverBootAnnotation: ""}).Build()
 		lbls := set.Spec.Selector.MatchLabels
@@ -107,7 +163,7 @@ var _ = Describe("A MachineHealthCheck running all the time", func() {
 
 		var list v1beta1.MachineList
 		Expect(k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels(lbls))).To(Succeed())
-		Expect(list.Items).To(HaveLen(1), "the Machines remediated before are gone (their set released their lineage finalizer)")
+		Expect(list.Items).To(HaveLen(1), "the Machines remediated before are gone (their set deleted each once its replacement existed)")
 		last := list.Items[0]
 		Expect(last.DeletionTimestamp.IsZero()).To(BeTrue(), "the last Machine is kept")
 		Expect(last.Annotations).To(HaveKeyWithValue(v1beta1.LineageRetriesAnnotation, "2"))

@@ -11,8 +11,9 @@ const (
 	// says which and when the Machine turns unhealthy unless it recovers. A suspect Machine counts
 	// against maxUnhealthy and is never remediated.
 	ReasonSuspect = "Suspect"
-	// ReasonRemediating (False): remediation has started: the Machine was deleted so that its
-	// MachineSet replaces it, or an external remediation request was created for it.
+	// ReasonRemediating (False): remediation has started: the Machine's MachineSet was asked to
+	// replace it (its OwnerRemediated condition), or an external remediation request was created
+	// for it.
 	ReasonRemediating = "Remediating"
 	// ReasonRemediationNotAllowed (False): too many targets are unhealthy (maxUnhealthy or
 	// unhealthyRange), so nothing is remediated; the message gives the counts.
@@ -57,6 +58,12 @@ const (
 const (
 	// ReasonWithinLimits (True): the failing targets are within maxUnhealthy / unhealthyRange.
 	ReasonWithinLimits = "WithinLimits"
+	// ReasonResumed (True): within the limits again after a short-circuit (TooManyUnhealthy or
+	// OutsideUnhealthyRange); the condition's lastTransitionTime is when remediation resumed. While
+	// a target that began failing before then still fails within a timeout counted from that
+	// moment, it is not remediated (a Node still coming back from the outage), and the reason
+	// stays; then it turns WithinLimits.
+	ReasonResumed = "Resumed"
 	// ReasonTooManyUnhealthy (False): more targets are failing (unhealthy, suspect or being
 	// remediated) than maxUnhealthy allows.
 	ReasonTooManyUnhealthy = "TooManyUnhealthy"

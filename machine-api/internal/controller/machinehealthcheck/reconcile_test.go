@@ -73,9 +73,15 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 		Expect(c).NotTo(BeNil())
 		return string(c.Status) + "/" + c.Reason
 	}
-	deleting := func(m *v1beta1.Machine) bool {
+	// requested reports whether the check asked m's MachineSet to replace it (its verdict,
+	// OwnerRemediated=False): that is the whole of a remediation on the health check's side.
+	requested := func(m *v1beta1.Machine) bool {
 		GinkgoHelper()
-		return !expect.Fetched(ctx, k8s, m).DeletionTimestamp.IsZero()
+		return meta.IsStatusConditionFalse(expect.Fetched(ctx, k8s, m).Status.Conditions, v1beta1.OwnerRemediatedCondition)
+	}
+	ownerRemediated := func(m *v1beta1.Machine) *metav1.Condition {
+		GinkgoHelper()
+		return meta.FindStatusCondition(expect.Fetched(ctx, k8s, m).Status.Conditions, v1beta1.OwnerRemediatedCondition)
 	}
 
 	It("remediates a Machine once its Node condition has held for timeoutSeconds, not a second before", func() {
@@ -97,12 +103,20 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 
 		clock.Step(4*time.Minute - time.Second)
 		Expect(expect.Reconciled(ctx, r, check).RequeueAfter).To(Equal(time.Second))
-		Expect(deleting(m)).To(BeFalse())
+		Expect(requested(m)).To(BeFalse())
 
+		writes := expect.RecordWrites(k8s)
+		r.Client = writes
 		clock.Step(time.Second)
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeTrue(), "remediated: deleted so that its set replaces it")
-		Expect(healthOf(m)).To(Equal("False/Remediating"), "marked before the delete")
+		Expect(requested(m)).To(BeTrue(), "remediated: its set is asked to replace it")
+		Expect(healthOf(m)).To(Equal("False/Remediating"))
+		Expect(writes.To(m.Name)).To(Equal([]expect.Write{{Verb: "apply", Name: m.Name, Subresource: "status"}}),
+			"one write of the verdict; the set's delete is the other")
+		Expect(expect.Fetched(ctx, k8s, m).DeletionTimestamp.IsZero()).To(BeTrue(), "the check deletes nothing: its owner does")
+		Expect(statusFieldsOwnedBy(m, machinehealthcheck.FieldOwner)).To(Equal(map[string][]string{
+			"f:conditions": {`k:{"type":"HealthCheckSucceeded"}`, `k:{"type":"OwnerRemediated"}`},
+		}), "the verdict: its two conditions and nothing else")
 		st := expect.Fetched(ctx, k8s, check).Status
 		Expect(st.ExpectedMachines).To(BeEquivalentTo(1))
 		Expect(meta.IsStatusConditionTrue(st.Conditions, v1beta1.RemediationAllowedCondition)).To(BeTrue())
@@ -121,11 +135,11 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 
 		clock.Step(9*time.Minute - time.Second)
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeFalse())
+		Expect(requested(m)).To(BeFalse())
 
 		clock.Step(time.Second)
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeTrue())
+		Expect(requested(m)).To(BeTrue())
 		Expect(healthOf(m)).To(Equal("False/Remediating"))
 	})
 
@@ -149,11 +163,11 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 
 		clock.Step(time.Minute - time.Second)
 		Expect(expect.Reconciled(ctx, r, check).RequeueAfter).To(Equal(time.Second))
-		Expect(deleting(m)).To(BeFalse())
+		Expect(requested(m)).To(BeFalse())
 
 		clock.Step(time.Second)
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeTrue(), "remediated on the Machine's own condition")
+		Expect(requested(m)).To(BeTrue(), "remediated on the Machine's own condition")
 		c := meta.FindStatusCondition(expect.Fetched(ctx, k8s, m).Status.Conditions, v1beta1.HealthCheckSucceededCondition)
 		Expect(c.Reason).To(Equal(machinehealthcheck.ReasonRemediating))
 		Expect(c.Message).To(HavePrefix("Machine provider has had InstanceHealthy=False since 2026-05-04T12:00:00Z, longer than 2m0s; remediating: "))
@@ -176,7 +190,7 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 
 		clock.Step(time.Second)
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeFalse(), "its lineage has spent maxRetries: kept for inspection")
+		Expect(requested(m)).To(BeFalse(), "its lineage has spent maxRetries: kept for inspection")
 		Expect(healthOf(m)).To(Equal("False/" + machinehealthcheck.ReasonRetriesExhausted))
 		Expect(conditionOf(expect.Fetched(ctx, k8s, check), v1beta1.RetriesExhaustedCondition)).To(
 			HavePrefix("True/" + machinehealthcheck.ReasonRetriesSpent + ": 1 unhealthy Machines are kept for inspection"))
@@ -186,29 +200,44 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 
 		clock.Step(time.Hour)
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeFalse(), "and kept however long it stays unhealthy")
+		Expect(requested(m)).To(BeFalse(), "and kept however long it stays unhealthy")
 	})
 
-	It("marks the lineage of a Machine before deleting it, when spec.remediation is set", func() {
+	It("asks the set to replace a Machine, saying which remediation of which lineage, and writes no metadata, when spec.remediation is set", func() {
 		node := nodeReady("marked", corev1.ConditionFalse, t0.Add(-time.Hour))
 		m := machineOf("marked", v1beta1.MachineStatus{
 			Phase: v1beta1.MachinePhaseRunning, ProvisionedTime: ptrTo(metav1.NewTime(t0.Add(-2 * time.Hour))),
 			NodeRef: &v1beta1.NodeReference{Kind: "Node", Name: node.Name, UID: node.UID},
 		})
+		before := expect.Fetched(ctx, k8s, m).DeepCopy()
 		check := builder.MachineHealthCheck(ns, "once", lbls).WithUnhealthyCondition("Ready", "False", 300).WithMaxUnhealthy("1").
 			WithRemediationLimits(v1beta1.RemediationLimits{MaxRetries: ptrTo[int32](2)}).Build()
 		Expect(k8s.Create(ctx, check)).To(Succeed())
 
 		expect.Reconciled(ctx, r, check)
 		got := expect.Fetched(ctx, k8s, m)
-		Expect(got.DeletionTimestamp.IsZero()).To(BeFalse())
-		Expect(got.Finalizers).To(ConsistOf(v1beta1.MachineFinalizer, v1beta1.LineageFinalizer), "kept until its set hands the lineage on")
-		Expect(got.Annotations).To(And(HaveKeyWithValue(v1beta1.LineageAnnotation, "marked"),
-			HaveKeyWithValue(v1beta1.LineageRemediatedAtAnnotation, "2026-05-04T12:00:00Z"), Not(HaveKey(v1beta1.LineageRetriesAnnotation))))
+		Expect(got.DeletionTimestamp.IsZero()).To(BeTrue())
+		Expect(got.Finalizers).To(Equal(before.Finalizers), "no finalizer of the check's")
+		Expect(got.Annotations).To(Equal(before.Annotations), "the lineage is the set's to write, on the replacement")
+		owner := ownerRemediated(m)
+		Expect(owner).NotTo(BeNil())
+		Expect(owner.Status).To(Equal(metav1.ConditionFalse))
+		Expect(owner.Reason).To(Equal(v1beta1.RemediationRequestedReason), "a first failure: the replacement counts on from this Machine")
+		Expect(owner.Message).To(Equal("MachineSet once is asked to create a replacement and delete this Machine (remediation 1 of lineage marked, maxRetries 2)"))
+		Expect(owner.LastTransitionTime.Time).To(BeTemporally("==", t0), "when the remediation was asked: the replacement's lineage-remediated-at")
 		Expect(meta.FindStatusCondition(got.Status.Conditions, v1beta1.HealthCheckSucceededCondition).Message).To(
-			HaveSuffix("; remediating: deleting the Machine so that MachineSet once replaces it (remediation 1 of lineage marked, maxRetries 2)"))
+			HaveSuffix("; remediating: " + owner.Message))
 		Expect(conditionOf(expect.Fetched(ctx, k8s, check), v1beta1.RetriesExhaustedCondition)).To(Equal(
 			"False/WithinRetries: no unhealthy Machine's lineage has spent maxRetries 2"))
+
+		By("judged again, a requested Machine is a remediation in flight, asked once")
+		clock.Step(time.Minute)
+		writes := expect.RecordWrites(k8s)
+		r.Client = writes
+		expect.Reconciled(ctx, r, check)
+		Expect(writes.To(m.Name)).To(BeEmpty())
+		Expect(ownerRemediated(m).LastTransitionTime.Time).To(BeTemporally("==", t0))
+		Expect(expect.Fetched(ctx, k8s, check).Status.RemediationsAllowed).To(BeEquivalentTo(0), "1 in flight of maxUnhealthy 1")
 	})
 
 	It("holds a replacement that fails within retryPeriodSeconds of its lineage's last remediation until the period is over", func() {
@@ -225,43 +254,62 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 		clock.Step(time.Minute)
 		Expect(expect.Reconciled(ctx, r, check).RequeueAfter).To(Equal(4 * time.Minute))
 		Expect(healthOf(m)).To(Equal("False/" + machinehealthcheck.ReasonWaitingForRetryPeriod))
-		Expect(deleting(m)).To(BeFalse())
+		Expect(requested(m)).To(BeFalse())
 
 		clock.Step(4*time.Minute - time.Second)
 		Expect(expect.Reconciled(ctx, r, check).RequeueAfter).To(Equal(time.Second))
-		Expect(deleting(m)).To(BeFalse())
+		Expect(requested(m)).To(BeFalse())
 
 		clock.Step(time.Second)
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeTrue())
-		Expect(expect.Fetched(ctx, k8s, m).Annotations).To(And(HaveKeyWithValue(v1beta1.LineageAnnotation, "first"),
-			HaveKeyWithValue(v1beta1.LineageRetriesAnnotation, "1"), HaveKeyWithValue(v1beta1.LineageRemediatedAtAnnotation, "2026-05-04T12:05:00Z")))
+		Expect(requested(m)).To(BeTrue())
+		Expect(ownerRemediated(m).Reason).To(Equal(v1beta1.RemediationRequestedReason))
+		Expect(ownerRemediated(m).LastTransitionTime.Time).To(BeTemporally("==", t0.Add(5*time.Minute)), "the replacement will count its lineage's remediation from now")
+		Expect(ownerRemediated(m).Message).To(ContainSubstring("(remediation 2 of lineage first, maxRetries 3)"))
 	})
 
-	It("starts the lineage of a replacement over once it has been healthy for minHealthyPeriodSeconds", func() {
+	It("starts the lineage of a replacement over when it had been healthy for minHealthyPeriodSeconds before it failed, not when sooner", func() {
 		node := nodeReady("recovered", corev1.ConditionTrue, t0)
 		m := machineOf("recovered", v1beta1.MachineStatus{
 			Phase: v1beta1.MachinePhaseRunning, ProvisionedTime: ptrTo(metav1.NewTime(t0)),
 			NodeRef: &v1beta1.NodeReference{Kind: "Node", Name: node.Name, UID: node.UID},
 		})
 		inherit(m, "first", 2, t0.Add(-time.Hour))
-		check := builder.MachineHealthCheck(ns, "once", lbls).WithUnhealthyCondition("Ready", "False", 300).WithMaxUnhealthy("1").
+		check := builder.MachineHealthCheck(ns, "once", lbls).WithUnhealthyCondition("Ready", "False", 0).WithMaxUnhealthy("1").
 			WithRemediationLimits(v1beta1.RemediationLimits{MaxRetries: ptrTo[int32](2), MinHealthyPeriodSeconds: ptrTo[int32](600)}).Build()
 		Expect(k8s.Create(ctx, check)).To(Succeed())
-
-		Expect(expect.Reconciled(ctx, r, check).RequeueAfter).To(Equal(10*time.Minute), "healthy from now on: back when the period is over")
+		expect.Reconciled(ctx, r, check)
 		Expect(healthOf(m)).To(Equal("True/Healthy"))
 
-		clock.Step(10*time.Minute - time.Second)
-		Expect(expect.Reconciled(ctx, r, check).RequeueAfter).To(Equal(time.Second))
-		Expect(expect.Fetched(ctx, k8s, m).Annotations).To(HaveKeyWithValue(v1beta1.LineageRetriesAnnotation, "2"))
-
-		clock.Step(time.Second)
+		By("its Node fails 10 minutes after the Machine turned healthy: a first failure")
+		clock.Step(10 * time.Minute)
+		node.Status.Conditions[0].Status, node.Status.Conditions[0].LastTransitionTime = corev1.ConditionFalse, metav1.NewTime(clock.Now())
+		Expect(k8s.Status().Update(ctx, node)).To(Succeed())
 		expect.Reconciled(ctx, r, check)
-		Expect(expect.Fetched(ctx, k8s, m).Annotations).To(And(
-			Not(HaveKey(v1beta1.LineageRetriesAnnotation)), Not(HaveKey(v1beta1.LineageRemediatedAtAnnotation)),
-			HaveKeyWithValue(v1beta1.LineageAnnotation, "first")), "the count is gone, the lineage's name stays")
-		Expect(r.Recorder.(*clientevents.FakeRecorder).Events).To(Receive(ContainSubstring("LineageReset")))
+		Expect(requested(m)).To(BeTrue(), "not kept for spent retries: its lineage starts over")
+		Expect(ownerRemediated(m).Reason).To(Equal(v1beta1.RemediationRequestedLineageResetReason), "the set's replacement counts one remediation")
+		Expect(ownerRemediated(m).Message).To(ContainSubstring("remediation 1 of lineage first, which starts over"))
+		Expect(expect.Fetched(ctx, k8s, m).Annotations).To(HaveKeyWithValue(v1beta1.LineageRetriesAnnotation, "2"), "the check writes no metadata")
+	})
+
+	It("keeps a replacement with spent retries that fails sooner than minHealthyPeriodSeconds after it turned healthy", func() {
+		node := nodeReady("flaky", corev1.ConditionTrue, t0)
+		m := machineOf("flaky", v1beta1.MachineStatus{
+			Phase: v1beta1.MachinePhaseRunning, ProvisionedTime: ptrTo(metav1.NewTime(t0)),
+			NodeRef: &v1beta1.NodeReference{Kind: "Node", Name: node.Name, UID: node.UID},
+		})
+		inherit(m, "first", 2, t0.Add(-time.Hour))
+		check := builder.MachineHealthCheck(ns, "once", lbls).WithUnhealthyCondition("Ready", "False", 0).WithMaxUnhealthy("1").
+			WithRemediationLimits(v1beta1.RemediationLimits{MaxRetries: ptrTo[int32](2), MinHealthyPeriodSeconds: ptrTo[int32](600)}).Build()
+		Expect(k8s.Create(ctx, check)).To(Succeed())
+		expect.Reconciled(ctx, r, check)
+
+		clock.Step(10*time.Minute - time.Second)
+		node.Status.Conditions[0].Status, node.Status.Conditions[0].LastTransitionTime = corev1.ConditionFalse, metav1.NewTime(clock.Now())
+		Expect(k8s.Status().Update(ctx, node)).To(Succeed())
+		expect.Reconciled(ctx, r, check)
+		Expect(requested(m)).To(BeFalse())
+		Expect(healthOf(m)).To(Equal("False/" + machinehealthcheck.ReasonRetriesExhausted))
 	})
 
 	It("judges a Machine that changed since it was read again before remediating it", func() {
@@ -277,11 +325,11 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 		res, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(check)})
 		Expect(err).NotTo(HaveOccurred(), "a Machine that changed is no error")
 		Expect(res.RequeueAfter).To(BeNumerically(">", 0), "judged again soon")
-		Expect(deleting(m)).To(BeFalse(), "not deleted on a verdict about an older Machine")
+		Expect(requested(m)).To(BeFalse(), "no remediation on a verdict about an older Machine")
 
 		r.Client = k8s
 		expect.Reconciled(ctx, r, check)
-		Expect(deleting(m)).To(BeTrue())
+		Expect(requested(m)).To(BeTrue())
 	})
 })
 

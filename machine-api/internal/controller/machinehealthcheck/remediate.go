@@ -24,16 +24,17 @@ import (
 // machineWriters bounds the Machine writes one reconcile makes in parallel.
 const machineWriters = 8
 
-// job is the work one outcome needs: a condition to write, an action to take, or both.
+// job is the work one outcome needs: a verdict to write, an action to take, or both.
 type job struct {
-	o    *outcome
-	cond *metav1.Condition // nil: the Machine's condition is already right (or not ours to write)
+	o       *outcome
+	verdict *verdict // nil: the Machine's conditions are already right (or not ours to write)
 }
 
-// remediate writes each Machine's HealthCheckSucceeded condition where it changed, then starts
-// the remediations the evaluation chose and removes the requests of Machines healthy again. A
-// Machine is marked Remediating before it is deleted: that mark is how later passes count it as in
-// flight. Only Machines with something to do cost an API call.
+// remediate writes each Machine's verdict where it changed (HealthCheckSucceeded, and
+// OwnerRemediated for the Machines whose MachineSet is to replace them), creates the external
+// requests the evaluation chose and removes those of Machines healthy again. Asking the owner is
+// the verdict itself: one write, after which the set creates the replacement and deletes the
+// Machine (package lineage). Only Machines with something to do cost an API call.
 func (r *Reconciler) remediate(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	var res ctrl.Result
 	ev := s.eval
@@ -43,7 +44,7 @@ func (r *Reconciler) remediate(ctx context.Context, s *scope) (ctrl.Result, bool
 		ev.block(s.templateProblem, s.templateWhy)
 		res.RequeueAfter = templateRetry
 	}
-	jobs := jobsOf(ev, remedyOf(s.mhc))
+	jobs := jobsOf(ev, remedyOf(s.mhc), s.external)
 	err := forEach(len(jobs), machineWriters, func(i int) error { return r.apply(ctx, s, jobs[i]) })
 	if s.changed.Load() {
 		res.RequeueAfter = steps.SoonestAfter(res.RequeueAfter, write.ConflictRetry)
@@ -51,38 +52,39 @@ func (r *Reconciler) remediate(ctx context.Context, s *scope) (ctrl.Result, bool
 	return res, true, err
 }
 
-// jobsOf returns the outcomes with something to do: a condition that changes, an action. It is
+// jobsOf returns the outcomes with something to do: a verdict that changes, an action. It is
 // pure; a pass over Machines whose verdicts did not change yields no job.
-func jobsOf(ev *evaluation, remedy func(*outcome) string) []job {
+func jobsOf(ev *evaluation, remedy func(*outcome) string, external bool) []job {
 	var jobs []job
 	for i := range ev.outcomes {
 		o := &ev.outcomes[i]
-		j := job{o: o, cond: conditionChange(o, remedy)}
-		if j.cond != nil || o.action != actNone {
+		j := job{o: o, verdict: verdictChange(o, remedy, external)}
+		if j.verdict != nil || o.action != actNone {
 			jobs = append(jobs, j)
 		}
 	}
 	return jobs
 }
 
-// conditionChange returns the HealthCheckSucceeded condition to write on o's Machine, nil when
-// its current one is right or is not ours to write.
-func conditionChange(o *outcome, remedy func(*outcome) string) *metav1.Condition {
-	current := meta.FindStatusCondition(o.target.machine.Status.Conditions, v1beta1.HealthCheckSucceededCondition)
-	if o.health.state == stateHealthy && stillHealthy(current, o.target) {
+// verdictChange returns the verdict to write on o's Machine, nil when its current conditions say
+// it already or are not ours to write.
+func verdictChange(o *outcome, remedy func(*outcome) string, external bool) *verdict {
+	m := o.target.machine
+	if o.health.state == stateHealthy && stillHealthy(m, o.target) {
 		return nil // the common case, checked without formatting a message
 	}
-	c, ours := machineCondition(o, remedy)
-	if !ours || sameCondition(current, c) {
+	v, ours := machineVerdict(o, remedy, external)
+	if !ours || v.carries(m) {
 		return nil
 	}
-	return &c
+	return &v
 }
 
-// stillHealthy reports whether current is the condition machineCondition makes for healthy t.
-func stillHealthy(current *metav1.Condition, t *target) bool {
+// stillHealthy reports whether m carries the verdict machineVerdict makes for healthy t.
+func stillHealthy(m *v1beta1.Machine, t *target) bool {
+	current := meta.FindStatusCondition(m.Status.Conditions, v1beta1.HealthCheckSucceededCondition)
 	if current == nil || current.Status != metav1.ConditionTrue || current.Reason != ReasonHealthy ||
-		current.ObservedGeneration != t.machine.Generation || t.node == nil {
+		current.ObservedGeneration != m.Generation || t.node == nil || lineage.Requested(m) != nil {
 		return false
 	}
 	msg, name := current.Message, t.node.Name
@@ -101,7 +103,7 @@ func remedyOf(mhc *v1beta1.MachineHealthCheck) func(*outcome) string {
 	policy := retryPolicyOf(&mhc.Spec)
 	return func(o *outcome) string {
 		m := o.target.machine
-		msg := fmt.Sprintf("deleting the Machine so that MachineSet %s replaces it", machineSetOf(m))
+		msg := fmt.Sprintf("MachineSet %s is asked to create a replacement and delete this Machine", machineSetOf(m))
 		if !policy.tracked {
 			return msg
 		}
@@ -111,6 +113,9 @@ func remedyOf(mhc *v1beta1.MachineHealthCheck) func(*outcome) string {
 			id = m.Name
 		}
 		msg += fmt.Sprintf(" (remediation %d of lineage %s", l.Retries+1, id)
+		if o.reset && o.lineage != nil {
+			msg += fmt.Sprintf(", which starts over: the Machine had been healthy for %s before it failed", policy.minHealthy)
+		}
 		if policy.limited() {
 			msg += ", " + policy.maxText
 		}
@@ -118,93 +123,48 @@ func remedyOf(mhc *v1beta1.MachineHealthCheck) func(*outcome) string {
 	}
 }
 
-// apply does one job. A Machine to remediate that changed since it was judged (a conflict) is
-// left alone and the check is requeued after write.ConflictRetry: the change may be one the
-// Machine watch filters out (the machine controller's Ready condition), so no event would bring it
-// back. A Machine gone is left alone: its delete event brings the check back.
-//
-// Remediation by deletion, when the check tracks lineages, is three writes, each guarded by the
-// resourceVersion the one before left: the Remediating condition, the lineage mark (annotations
-// and the lineage finalizer, see package lineage), the delete. The mark must be stored before the
-// delete, so that the Machine's set finds it however late it looks.
+// apply does one job. A verdict that starts a remediation is applied only to the Machine as
+// judged: one that changed since (a conflict) is left alone and the check is requeued after
+// write.ConflictRetry, since the change may be one the Machine watch filters out (the machine
+// controller's Ready condition), so no event would bring it back. A Machine gone is left alone:
+// its delete event brings the check back.
 func (r *Reconciler) apply(ctx context.Context, s *scope, j job) error {
-	m := j.o.target.machine
-	cur := m
-	if j.cond != nil {
-		judged := "" // a condition alone is written whatever else changed on the Machine
-		if j.o.action == actRemediate {
+	o, m := j.o, j.o.target.machine
+	if j.verdict != nil {
+		judged := "" // a verdict alone is written whatever else changed on the Machine
+		if o.action == actRemediate {
 			judged = m.ResourceVersion
 		}
-		updated, err := r.setHealthCondition(ctx, m, *j.cond, judged, s)
+		updated, err := r.setVerdict(ctx, m, *j.verdict, judged, s)
 		if err != nil || updated == nil {
 			return err
 		}
-		observeCondition(client.ObjectKeyFromObject(s.mhc), j.cond)
-		cur = updated
+		observeCondition(client.ObjectKeyFromObject(s.mhc), &j.verdict.health)
+		if o.action == actRemediate && j.verdict.owner != nil {
+			observeRemediationStarted(client.ObjectKeyFromObject(s.mhc))
+			r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, eventReason(o), "Remediate", "remediating: %s; %s", o.health.message, j.verdict.owner.Message)
+			log.FromContext(ctx).Info("asked the owner to remediate an unhealthy machine", "machine", m.Name, "cause", o.health.cause,
+				"why", o.health.message, "owner", machineSetOf(m), "reason", j.verdict.owner.Reason)
+		}
 	}
-	switch j.o.action {
+	switch o.action {
 	case actRemediate:
 		if s.external {
-			return r.requestRemediation(ctx, s, j.o)
+			return r.requestRemediation(ctx, s, o)
 		}
-		if s.eval.retry.tracked {
-			marked, err := r.updateLineage(ctx, s, cur, "marking the lineage of", func(m *v1beta1.Machine) bool {
-				lineage.Mark(m, s.now)
-				return true
-			})
-			if err != nil || marked == nil {
-				return err
-			}
-			cur = marked
-		}
-		return r.deleteMachine(ctx, s, j.o, cur.ResourceVersion, remedyOf(s.mhc)(j.o))
 	case actCleanup:
 		return r.deleteRequest(ctx, s, m)
-	case actReset:
-		if updated, err := r.updateLineage(ctx, s, cur, "resetting the lineage of", lineage.Reset); err != nil || updated == nil {
-			return err
-		}
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, EventLineageReset, "ResetLineage",
-			"healthy for %s (minHealthyPeriodSeconds): lineage %s starts over; it had been remediated %d times",
-			s.eval.retry.minHealthy, j.o.lineageOf().ID, j.o.lineageOf().Retries)
-	case actRelease:
-		if updated, err := r.updateLineage(ctx, s, cur, "releasing the lineage finalizer of", lineage.Release); err != nil || updated == nil {
-			return err
-		}
-		log.FromContext(ctx).Info("removed the lineage finalizer", "machine", m.Name, "why", releaseReason(j.o))
 	}
 	return nil
 }
 
-// updateLineage writes change to m's lineage annotations or finalizer (see lineage.Update) and
-// records the write, so that the next pass reads the Machine as written. It returns the updated
-// Machine, or nil when m changed since it was read (a conflict: s is marked to be evaluated again)
-// or is gone.
-func (r *Reconciler) updateLineage(ctx context.Context, s *scope, m *v1beta1.Machine, doing string, change func(*v1beta1.Machine) bool) (*v1beta1.Machine, error) {
-	updated, err := lineage.Update(ctx, r.Client, m, change)
-	switch {
-	case err == nil:
-		if updated != m {
-			r.written.Wrote(m.ResourceVersion, updated)
-		}
-		return updated, nil
-	case apierrors.IsConflict(err):
-		s.changed.Store(true)
-		return nil, nil
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	default:
-		return nil, fmt.Errorf("%s machine %s: %w", doing, client.ObjectKeyFromObject(m), err)
-	}
-}
-
-// setHealthCondition writes c on m by server-side apply of that one condition (field manager
-// FieldOwner), so it never overwrites, nor conflicts with, what the machine controller and the
-// node linker write on the Machine. judged, when not empty, is the resourceVersion m must still
-// have (see healthConditionApply). It returns the updated Machine, or nil when m changed since it
+// setVerdict writes v on m by server-side apply of the conditions this controller owns (field
+// manager FieldOwner), so it never overwrites, nor conflicts with, what the machine controller
+// and the node linker write on the Machine. judged, when not empty, is the resourceVersion m must
+// still have (see verdictApply). It returns the updated Machine, or nil when m changed since it
 // was judged or is gone.
-func (r *Reconciler) setHealthCondition(ctx context.Context, m *v1beta1.Machine, c metav1.Condition, judged string, s *scope) (*v1beta1.Machine, error) {
-	updated, err := write.Status(ctx, r.Client, r.written, m, healthConditionApply(m, c, judged, s.now), FieldOwner, &v1beta1.Machine{})
+func (r *Reconciler) setVerdict(ctx context.Context, m *v1beta1.Machine, v verdict, judged string, s *scope) (*v1beta1.Machine, error) {
+	updated, err := write.Status(ctx, r.Client, r.written, m, verdictApply(m, v, judged, s.now), FieldOwner, &v1beta1.Machine{})
 	switch {
 	case err == nil:
 		return updated, nil // nil when the Machine is gone
@@ -212,31 +172,7 @@ func (r *Reconciler) setHealthCondition(ctx context.Context, m *v1beta1.Machine,
 		s.changed.Store(true)
 		return nil, nil
 	default:
-		return nil, fmt.Errorf("setting %s on machine %s: %w", c.Type, client.ObjectKeyFromObject(m), err)
-	}
-}
-
-// deleteMachine deletes o's Machine, provided it is still the one judged (same UID, and the
-// resourceVersion rv its last write left); its MachineSet replaces it and the machine controller
-// drains it as usual. remedy is the remediation in words, for the event.
-func (r *Reconciler) deleteMachine(ctx context.Context, s *scope, o *outcome, rv, remedy string) error {
-	m := o.target.machine
-	uid := m.UID
-	victim := &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
-	err := r.Client.Delete(ctx, victim, client.Preconditions{UID: &uid, ResourceVersion: &rv})
-	switch {
-	case err == nil:
-		r.deletions.Deleted(s.mhc, m.Name, uid)
-		observeRemediationStarted(client.ObjectKeyFromObject(s.mhc))
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, eventReason(o), "Delete", "remediating: %s; %s", o.health.message, remedy)
-		return nil
-	case apierrors.IsConflict(err):
-		s.changed.Store(true)
-		return nil
-	case apierrors.IsNotFound(err):
-		return nil
-	default:
-		return fmt.Errorf("deleting unhealthy machine %s: %w", client.ObjectKeyFromObject(m), err)
+		return nil, fmt.Errorf("setting %s on machine %s: %w", v.health.Type, client.ObjectKeyFromObject(m), err)
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/lineage"
 )
@@ -13,8 +11,8 @@ import (
 // retryPolicy is spec.remediation, resolved: the limits on remediating one lineage (one slot of a
 // MachineSet, see package lineage).
 type retryPolicy struct {
-	// tracked: spec.remediation is set, so the Machines this check deletes are marked for their
-	// set to hand their lineage on. The other fields matter only then.
+	// tracked: spec.remediation is set, so the check reads the count of remediations the set
+	// carries on each replacement. The other fields matter only then.
 	tracked     bool
 	maxRetries  int // < 0: no limit
 	maxText     string
@@ -77,24 +75,19 @@ func (p retryPolicy) judge(l lineage.Lineage, now time.Time) retryVerdict {
 		l.ID, stamp(l.LastRemediated), stamp(next), int(p.retryPeriod/time.Second))}
 }
 
-// resetDue reports whether a healthy Machine of lineage l has been healthy long enough
-// (minHealthyPeriodSeconds, measured from when its HealthCheckSucceeded condition turned True)
-// for its lineage to start over, and otherwise how long until it is. Nothing is due for a Machine
-// without a count; a Machine whose condition is not True yet (it is written in this pass) has the
-// whole period ahead of it.
-func (p retryPolicy) resetDue(l lineage.Lineage, healthy *metav1.Condition, now time.Time) (bool, time.Duration) {
-	if !p.tracked || (l.Retries == 0 && l.LastRemediated.IsZero()) {
-		return false, 0
+// lineageOf returns the lineage whose count an unhealthy Machine m continues, its failure having
+// begun at failedAt: the one its annotations record, unless the policy counts nothing or m had
+// passed the check for minHealthyPeriodSeconds before it failed (lineage.Healthy): then its
+// lineage starts over (reset), it counts as a first failure, and its replacement counts one.
+func (p retryPolicy) lineageOf(m *v1beta1.Machine, failedAt time.Time) (l lineage.Lineage, reset bool) {
+	l = lineage.Of(m)
+	if !p.tracked {
+		return l, true
 	}
-	since := now
-	if healthy != nil && healthy.Status == metav1.ConditionTrue {
-		since = healthy.LastTransitionTime.Time
+	if (l.Retries > 0 || !l.LastRemediated.IsZero()) && lineage.Healthy(m, failedAt, p.minHealthy) {
+		return lineage.Lineage{ID: l.ID, Replaces: l.Replaces}, true
 	}
-	left := since.Add(p.minHealthy).Sub(now)
-	if left <= 0 {
-		return true, 0
-	}
-	return false, left
+	return l, false
 }
 
 func stamp(t time.Time) string {

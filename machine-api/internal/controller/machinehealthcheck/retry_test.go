@@ -93,55 +93,55 @@ func TestRetryPolicyJudge(t *testing.T) {
 	}
 }
 
-// TestRetryPolicyResetDue protects minHealthyPeriodSeconds: a replacement's count is removed once
-// it has been healthy that long without interruption, measured from its HealthCheckSucceeded
-// condition's turn to True, on the check's (fake) clock.
-func TestRetryPolicyResetDue(t *testing.T) {
+// TestRetryPolicyLineageOf protects minHealthyPeriodSeconds: a replacement's failure starts its
+// lineage over when it had passed the check (or had its Node linked) that long before its
+// failure began; a check without spec.remediation counts nothing, so every lineage starts over.
+func TestRetryPolicyLineageOf(t *testing.T) {
 	t0 := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
-	healthy := &metav1.Condition{Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)}
-	suspect := &metav1.Condition{Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionUnknown, LastTransitionTime: metav1.NewTime(t0)}
-	counted := lineage.Lineage{ID: "x", Retries: 2, LastRemediated: t0.Add(-time.Hour)}
+	counted := map[string]string{v1beta1.LineageAnnotation: "x", v1beta1.LineageRetriesAnnotation: "2",
+		v1beta1.LineageRemediatedAtAnnotation: t0.Add(-time.Hour).Format(time.RFC3339)}
+	cond := func(typ string, status metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, LastTransitionTime: metav1.NewTime(t0)}
+	}
+	healthy := cond(v1beta1.HealthCheckSucceededCondition, metav1.ConditionTrue)
 	tests := map[string]struct {
-		spec    *v1beta1.MachineHealthCheckSpec
-		lineage lineage.Lineage
-		cond    *metav1.Condition
-		step    time.Duration
-		due     bool
-		left    time.Duration
+		spec        *v1beta1.MachineHealthCheckSpec
+		annotations map[string]string
+		conditions  []metav1.Condition
+		failedAfter time.Duration
+		retries     int
+		reset       bool
 	}{
-		"healthy 599s of 600: not yet, 1s left": {
-			spec: limitsSpec(ptr.To[int32](2), 0, 600), lineage: counted, cond: healthy, step: 599 * time.Second, left: time.Second,
+		"healthy 599s of 600 before it failed: the count goes on": {
+			spec: limitsSpec(ptr.To[int32](2), 0, 600), annotations: counted, conditions: []metav1.Condition{healthy},
+			failedAfter: 599 * time.Second, retries: 2,
 		},
-		"healthy 600s of 600: due": {
-			spec: limitsSpec(ptr.To[int32](2), 0, 600), lineage: counted, cond: healthy, step: 600 * time.Second, due: true,
-		},
-		"minHealthyPeriodSeconds 0: due as soon as it is healthy": {
-			spec: limitsSpec(ptr.To[int32](2), 0, 0), lineage: counted, cond: healthy, due: true,
+		"healthy 600s of 600: the lineage starts over": {
+			spec: limitsSpec(ptr.To[int32](2), 0, 600), annotations: counted, conditions: []metav1.Condition{healthy},
+			failedAfter: 600 * time.Second, reset: true,
 		},
 		"unset minHealthyPeriodSeconds is the default, 600": {
-			spec:    &v1beta1.MachineHealthCheckSpec{Remediation: &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2)}},
-			lineage: counted, cond: healthy, step: 599 * time.Second, left: time.Second,
+			spec:        &v1beta1.MachineHealthCheckSpec{Remediation: &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2)}},
+			annotations: counted, conditions: []metav1.Condition{healthy}, failedAfter: 599 * time.Second, retries: 2,
 		},
-		"not healthy yet (this pass writes it healthy): the whole period is ahead": {
-			spec: limitsSpec(ptr.To[int32](2), 0, 600), lineage: counted, cond: suspect, step: time.Hour, left: 600 * time.Second,
+		"suspect before it failed: counted from the link of its Node": {
+			spec: limitsSpec(ptr.To[int32](2), 0, 600), annotations: counted,
+			conditions:  []metav1.Condition{cond(v1beta1.HealthCheckSucceededCondition, metav1.ConditionUnknown), cond(v1beta1.NodeLinkedCondition, metav1.ConditionTrue)},
+			failedAfter: time.Hour, reset: true,
 		},
-		"no condition yet: the whole period is ahead": {
-			spec: limitsSpec(ptr.To[int32](2), 0, 600), lineage: counted, step: time.Hour, left: 600 * time.Second,
+		"never had a Node: the count goes on however long ago": {
+			spec: limitsSpec(ptr.To[int32](2), 0, 600), annotations: counted, failedAfter: 24 * time.Hour, retries: 2,
 		},
-		"nothing to reset on the first Machine of a slot": {
-			spec: limitsSpec(ptr.To[int32](2), 0, 600), lineage: lineage.Lineage{}, cond: healthy, step: time.Hour,
-		},
-		"lineages not tracked: nothing to reset": {
-			spec: &v1beta1.MachineHealthCheckSpec{}, lineage: counted, cond: healthy, step: time.Hour,
+		"lineages not tracked: every failure starts over": {
+			spec: &v1beta1.MachineHealthCheckSpec{}, annotations: counted, retries: 2, reset: true,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			clock := testclock.NewFakeClock(t0)
-			clock.Step(tc.step)
-			due, left := retryPolicyOf(tc.spec).resetDue(tc.lineage, tc.cond, clock.Now())
-			if due != tc.due || left != tc.left {
-				t.Errorf("resetDue = %t %s, want %t %s", due, left, tc.due, tc.left)
+			m := &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m", Annotations: tc.annotations}, Status: v1beta1.MachineStatus{Conditions: tc.conditions}}
+			l, reset := retryPolicyOf(tc.spec).lineageOf(m, t0.Add(tc.failedAfter))
+			if l.Retries != tc.retries || reset != tc.reset || l.ID != "x" {
+				t.Errorf("lineageOf = %+v reset %t, want %d retries, reset %t, lineage x", l, reset, tc.retries, tc.reset)
 			}
 		})
 	}
@@ -149,9 +149,10 @@ func TestRetryPolicyResetDue(t *testing.T) {
 
 // TestNeverBootingSlot protects the point of maxRetries: a slot whose Machines never become
 // healthy gets maxRetries replacements, maxRetries+1 Machines in all, and then the check keeps the
-// last one. It plays both sides of the lineage protocol on a fake clock, as the controllers do:
-// the check judges the slot's current Machine and marks it before the delete, the set gives the
-// mark to the Machine it creates (package lineage), until the check says the retries are spent.
+// last one. It plays both sides of remediation by the owner on a fake clock, as the controllers do:
+// the check judges the slot's current Machine and writes its verdict, the set creates the
+// replacement carrying the lineage (package lineage) and deletes the Machine, until the check
+// says the retries are spent.
 func TestNeverBootingSlot(t *testing.T) {
 	tests := map[string]struct {
 		maxRetries  int32
@@ -183,7 +184,7 @@ func TestNeverBootingSlot(t *testing.T) {
 			current, created := newMachine(0), 1
 			var remediated []time.Time
 			for step := 0; step < 100; step++ {
-				ev, err := evaluate(spec, []target{{machine: current}}, false, clock.Now())
+				ev, err := evaluate(spec, []target{{machine: current}}, false, time.Time{}, clock.Now())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -203,13 +204,17 @@ func TestNeverBootingSlot(t *testing.T) {
 					clock.Step(ev.requeueAfter)
 					continue
 				}
-				// The check marks and deletes; the set replaces the Machine it finds marked.
+				// The check writes its verdict; the set replaces the Machine it finds requested.
 				remediated = append(remediated, clock.Now())
-				lineage.Mark(current, clock.Now())
-				current.DeletionTimestamp = ptr.To(metav1.NewTime(clock.Now()))
+				v, ours := machineVerdict(&o, remedyOf(&v1beta1.MachineHealthCheck{Spec: *spec}), false)
+				if !ours || v.owner == nil {
+					t.Fatalf("the verdict on %s asks no owner to remediate it: %+v", current.Name, v)
+				}
+				v.owner.LastTransitionTime = metav1.NewTime(clock.Now())
+				current.Status.Conditions = append(current.Status.Conditions, v.health, *v.owner)
 				awaiting, _ := lineage.Sort([]*v1beta1.Machine{current})
 				if len(awaiting) != 1 {
-					t.Fatalf("the set sees %d Machines awaiting an heir, want 1", len(awaiting))
+					t.Fatalf("the set sees %d Machines awaiting a replacement, want 1", len(awaiting))
 				}
 				next := newMachine(created)
 				lineage.Inherit(next, awaiting[0])

@@ -11,26 +11,53 @@ import (
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
+	"machineapi.dev/machine-api/internal/lineage"
 	"machineapi.dev/machine-api/reconcile/conditions"
 	"machineapi.dev/machine-api/reconcile/write"
 )
 
-// machineCondition returns the HealthCheckSucceeded condition o's Machine should carry, or false
-// when this controller leaves the Machine's condition as it is (Machines being deleted, paused
-// Machines). remedy describes the remediation in words ("deleting the Machine so that ..."); it is
-// called only for Machines being remediated.
-func machineCondition(o *outcome, remedy func(*outcome) string) (metav1.Condition, bool) {
+// verdict is what this controller writes on a target's Machine: its HealthCheckSucceeded
+// condition, and OwnerRemediated while the Machine's MachineSet is asked to replace it.
+type verdict struct {
+	health metav1.Condition
+	owner  *metav1.Condition // nil: the Machine must not carry one from this controller
+}
+
+// machineVerdict returns the verdict o's Machine should carry, or false when this controller
+// leaves the Machine's conditions as they are (Machines being deleted, paused Machines). remedy
+// describes the remediation in words ("MachineSet web-1 replaces it ..."); it is called only for
+// Machines being remediated. external: the check remediates through requests, not the owner.
+func machineVerdict(o *outcome, remedy func(*outcome) string, external bool) (verdict, bool) {
 	m := o.target.machine
 	if !m.DeletionTimestamp.IsZero() || v1beta1.IsPaused(m.Annotations) {
-		return metav1.Condition{}, false
+		return verdict{}, false
 	}
 	c := metav1.Condition{Type: v1beta1.HealthCheckSucceededCondition, ObservedGeneration: m.Generation, Message: o.health.message}
+	v := verdict{}
 	switch {
 	case o.health.state == stateHealthy:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonHealthy, healthyMessage(o.target)
-	case o.health.state == stateInFlight || o.action == actRemediate:
+	case o.health.state == stateInFlight:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonRemediating
+		if cur := meta.FindStatusCondition(m.Status.Conditions, c.Type); cur != nil && cur.Status == c.Status && cur.Reason == c.Reason {
+			c.Message = cur.Message // what it said when the remediation started is still true
+		}
+		if owner := lineage.Requested(m); owner != nil {
+			kept := *owner // re-applied as it is, or server-side apply would drop it
+			v.owner = &kept
+		}
+	case o.action == actRemediate:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonRemediating
 		c.Message += "; remediating: " + remedy(o)
+		if external {
+			break // the request is the verdict
+		}
+		reason := v1beta1.RemediationRequestedReason
+		if o.reset {
+			reason = v1beta1.RemediationRequestedLineageResetReason
+		}
+		v.owner = &metav1.Condition{Type: v1beta1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: reason,
+			ObservedGeneration: m.Generation, Message: remedy(o)}
 	case o.health.state == stateWaiting:
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonWaitingForNode
 	case o.health.state == stateSuspect:
@@ -42,7 +69,8 @@ func machineCondition(o *outcome, remedy func(*outcome) string) (metav1.Conditio
 		c.Status, c.Reason = metav1.ConditionFalse, o.blocked
 		c.Message += "; not remediated: " + o.why
 	}
-	return c, true
+	v.health = c
+	return v, true
 }
 
 // healthyMessage is the message of a healthy target, made only when needed: a pass over thousands
@@ -61,6 +89,18 @@ func healthyMessage(t *target) string {
 func sameCondition(a *metav1.Condition, b metav1.Condition) bool {
 	return a != nil && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
 		a.ObservedGeneration == b.ObservedGeneration
+}
+
+// carries reports whether m's conditions already say what v says.
+func (v verdict) carries(m *v1beta1.Machine) bool {
+	if !sameCondition(meta.FindStatusCondition(m.Status.Conditions, v.health.Type), v.health) {
+		return false
+	}
+	owner := meta.FindStatusCondition(m.Status.Conditions, v1beta1.OwnerRemediatedCondition)
+	if v.owner == nil {
+		return owner == nil
+	}
+	return sameCondition(owner, *v.owner)
 }
 
 // computeStatus returns the health check's status after the pass in s. It makes no API calls.
@@ -118,6 +158,11 @@ func remediationAllowed(ev *evaluation) (metav1.ConditionStatus, string, string)
 	if ev.limits.maxInFlightText != "" {
 		msg += fmt.Sprintf("; %d remediations in progress (%s)", ev.inFlight+ev.started, ev.limits.maxInFlightText)
 	}
+	if !ev.resumedAt.IsZero() {
+		return metav1.ConditionTrue, ReasonResumed, msg + fmt.Sprintf(
+			"; remediation resumed at %s after too many targets failed: %d failing since before then are remediated only if they still fail a full timeout after it",
+			ev.resumedAt.UTC().Format(time.RFC3339), ev.resumed)
+	}
 	return metav1.ConditionTrue, ReasonWithinLimits, msg
 }
 
@@ -156,16 +201,22 @@ func statusApply(mhc *v1beta1.MachineHealthCheck, st v1beta1.MachineHealthCheckS
 	return acv1beta1.MachineHealthCheck(mhc.Name, mhc.Namespace).WithUID(mhc.UID).WithStatus(ac), nil
 }
 
-// healthConditionApply returns the server-side apply configuration of c, the HealthCheckSucceeded
-// condition, as the only field of m this controller writes. Its lastTransitionTime is now when its
+// verdictApply returns the server-side apply configuration of v, the conditions of m this
+// controller owns: HealthCheckSucceeded and, when v has it, OwnerRemediated (applying without it
+// removes the one this controller wrote before). A condition's lastTransitionTime is now when its
 // status changes, else the one m has. rv, when not empty, is the resourceVersion m must still
-// have: the Remediating mark written before a delete is applied only to the Machine as judged.
-func healthConditionApply(m *v1beta1.Machine, c metav1.Condition, rv string, now time.Time) *acv1beta1.MachineApplyConfiguration {
+// have: the verdict that starts a remediation is applied only to the Machine as judged.
+func verdictApply(m *v1beta1.Machine, v verdict, rv string, now time.Time) *acv1beta1.MachineApplyConfiguration {
 	conds := slices.Clone(m.Status.Conditions)
-	conditions.Set(&conds, c, now)
-	set := meta.FindStatusCondition(conds, c.Type)
-	ac := acv1beta1.Machine(m.Name, m.Namespace).WithUID(m.UID).
-		WithStatus(acv1beta1.MachineStatus().WithConditions(conditions.ApplyConfiguration(*set)))
+	status := acv1beta1.MachineStatus()
+	for _, c := range []*metav1.Condition{&v.health, v.owner} {
+		if c == nil {
+			continue
+		}
+		conditions.Set(&conds, *c, now)
+		status.WithConditions(conditions.ApplyConfiguration(*meta.FindStatusCondition(conds, c.Type)))
+	}
+	ac := acv1beta1.Machine(m.Name, m.Namespace).WithUID(m.UID).WithStatus(status)
 	if rv != "" {
 		ac.WithResourceVersion(rv)
 	}

@@ -12,9 +12,11 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
-// TestMachineCondition protects what a Machine's HealthCheckSucceeded says: the verdict, and for an
-// unhealthy Machine what is done about it, with the cause first in the message.
-func TestMachineCondition(t *testing.T) {
+// TestMachineVerdict protects what a Machine's HealthCheckSucceeded says: the verdict, and for an
+// unhealthy Machine what is done about it, with the cause first in the message; and the
+// OwnerRemediated condition that asks its MachineSet to replace it, with the reason that tells the
+// set whether the lineage goes on.
+func TestMachineVerdict(t *testing.T) {
 	spec := v1beta1.MachineHealthCheckSpec{
 		UnhealthyConditions: []v1beta1.UnhealthyCondition{{Type: "Ready", Status: "False", TimeoutSeconds: 60}},
 		MaxUnhealthy:        ptrIntStr("1"),
@@ -27,6 +29,7 @@ func TestMachineCondition(t *testing.T) {
 		status  metav1.ConditionStatus
 		reason  string
 		message []string // substrings
+		owner   string   // the OwnerRemediated reason; "" when the verdict has none
 	}{
 		"healthy": {
 			targets: []target{healthyTarget("a")}, written: true, status: metav1.ConditionTrue, reason: ReasonHealthy,
@@ -36,9 +39,13 @@ func TestMachineCondition(t *testing.T) {
 			targets: []target{healthyTarget("a", noNodeProvisionedAgo(time.Second))}, written: true,
 			status: metav1.ConditionUnknown, reason: ReasonWaitingForNode, message: []string{"remediated if none by"},
 		},
-		"remediated: the cause, then the remedy": {
+		"remediated: the cause, then the remedy, and the set is asked to replace it; without limits its lineage starts over": {
 			targets: []target{healthyTarget("a", sick)}, written: true, status: metav1.ConditionFalse, reason: ReasonRemediating,
-			message: []string{"Ready=False since", "; remediating: REMEDY"},
+			message: []string{"Ready=False since", "; remediating: REMEDY"}, owner: v1beta1.RemediationRequestedLineageResetReason,
+		},
+		"a remediation in flight keeps its verdict and the request to its set as they are": {
+			targets: []target{healthyTarget("a", sick, remediatedByUs)}, written: true, status: metav1.ConditionFalse, reason: ReasonRemediating,
+			message: []string{"; remediating: MachineSet ms is asked to replace it"}, owner: v1beta1.RemediationRequestedReason,
 		},
 		"too many failing: the cause, then why nothing is done, without the counts (they change with every Node)": {
 			targets: []target{healthyTarget("a", sick), healthyTarget("b", sick)}, written: true,
@@ -63,14 +70,22 @@ func TestMachineCondition(t *testing.T) {
 		"remediated with lineages tracked: which remediation of which lineage": {
 			targets: []target{healthyTarget("a", sick)}, limits: &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2)},
 			written: true, status: metav1.ConditionFalse, reason: ReasonRemediating,
-			message: []string{"; remediating: deleting the Machine so that MachineSet ms replaces it (remediation 1 of lineage a, maxRetries 2)"},
+			message: []string{"; remediating: MachineSet ms is asked to create a replacement and delete this Machine (remediation 1 of lineage a, maxRetries 2)"},
+			owner:   v1beta1.RemediationRequestedReason,
+		},
+		"remediated after the Machine passed the check for minHealthyPeriodSeconds: its lineage starts over": {
+			targets: []target{healthyTarget("a", sick, inLineage("a0", 2, 3*time.Hour), linkedSince(2*time.Hour))},
+			limits:  &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2), MinHealthyPeriodSeconds: ptr.To[int32](600)},
+			written: true, status: metav1.ConditionFalse, reason: ReasonRemediating,
+			message: []string{"(remediation 1 of lineage a0, which starts over: the Machine had been healthy for 10m0s before it failed, maxRetries 2)"},
+			owner:   v1beta1.RemediationRequestedLineageResetReason,
 		},
 		"not owned by a MachineSet": {
 			targets: []target{healthyTarget("a", sick, unowned)}, written: true, status: metav1.ConditionFalse,
 			reason: ReasonNotOwnedByMachineSet, message: []string{"remediate it manually"},
 		},
 		"a Machine being deleted is left as it is": {
-			targets: []target{healthyTarget("a", sick, remediatedByUs)}, written: false,
+			targets: []target{healthyTarget("a", sick, replacedByItsSet)}, written: false,
 		},
 		"a paused Machine is left as it is": {
 			targets: []target{healthyTarget("a", sick, annotated(v1beta1.PausedAnnotation))}, written: false,
@@ -80,7 +95,7 @@ func TestMachineCondition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			spec := *spec.DeepCopy()
 			spec.Remediation = tc.limits
-			ev, err := evaluate(&spec, tc.targets, false, now)
+			ev, err := evaluate(&spec, tc.targets, false, time.Time{}, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,12 +103,19 @@ func TestMachineCondition(t *testing.T) {
 			if tc.limits != nil {
 				remedy = remedyOf(&v1beta1.MachineHealthCheck{Spec: spec})
 			}
-			c, written := machineCondition(&ev.outcomes[0], remedy)
+			v, written := machineVerdict(&ev.outcomes[0], remedy, false)
 			if written != tc.written {
 				t.Fatalf("written = %t, want %t", written, tc.written)
 			}
 			if !written {
 				return
+			}
+			c := v.health
+			switch {
+			case tc.owner == "" && v.owner != nil:
+				t.Errorf("OwnerRemediated %+v, want none", v.owner)
+			case tc.owner != "" && (v.owner == nil || v.owner.Status != metav1.ConditionFalse || v.owner.Reason != tc.owner):
+				t.Errorf("OwnerRemediated %+v, want False/%s", v.owner, tc.owner)
 			}
 			if c.Type != v1beta1.HealthCheckSucceededCondition || c.Status != tc.status || c.Reason != tc.reason {
 				t.Errorf("condition %s=%s %s, want %s %s", c.Type, c.Status, c.Reason, tc.status, tc.reason)
@@ -118,7 +140,7 @@ func TestComputeStatus(t *testing.T) {
 
 	t.Run("too many unhealthy", func(t *testing.T) {
 		targets := []target{healthyTarget("e", sick), healthyTarget("d"), healthyTarget("c", sick), healthyTarget("b", sick), healthyTarget("a")}
-		ev, err := evaluate(&spec, targets, false, now)
+		ev, err := evaluate(&spec, targets, false, time.Time{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +163,7 @@ func TestComputeStatus(t *testing.T) {
 	t.Run("external remediation has no retry limit, so no RetriesExhausted", func(t *testing.T) {
 		spec := *spec.DeepCopy()
 		spec.Remediation = &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](2)}
-		ev, err := evaluate(&spec, []target{healthyTarget("a", sick), healthyTarget("b")}, true, now)
+		ev, err := evaluate(&spec, []target{healthyTarget("a", sick), healthyTarget("b")}, true, time.Time{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +176,7 @@ func TestComputeStatus(t *testing.T) {
 		failing := notReadyFor(10 * time.Second)
 		targets := []target{healthyTarget("a", sick), healthyTarget("b", failing), healthyTarget("c", failing), healthyTarget("d", failing),
 			healthyTarget("e", failing), healthyTarget("f", failing), healthyTarget("g"), healthyTarget("h"), healthyTarget("i"), healthyTarget("j")}
-		ev, err := evaluate(&spec, targets, false, now)
+		ev, err := evaluate(&spec, targets, false, time.Time{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +194,7 @@ func TestComputeStatus(t *testing.T) {
 		spec := *spec.DeepCopy()
 		spec.MaxUnhealthy = ptrIntStr("100%")
 		targets := []target{healthyTarget("a", sick, remediatedByUs), healthyTarget("b", sick), healthyTarget("c", notReadyFor(time.Second))}
-		ev, err := evaluate(&spec, targets, false, now)
+		ev, err := evaluate(&spec, targets, false, time.Time{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +209,7 @@ func TestComputeStatus(t *testing.T) {
 		spec.Remediation = &v1beta1.RemediationLimits{MaxRetries: ptr.To[int32](1)}
 		mhc := &v1beta1.MachineHealthCheck{ObjectMeta: mhc.ObjectMeta, Spec: spec}
 		targets := []target{healthyTarget("b", sick, inLineage("b0", 1, time.Hour)), healthyTarget("a", sick, inLineage("a0", 3, time.Hour)), healthyTarget("c", sick)}
-		ev, err := evaluate(&spec, targets, false, now)
+		ev, err := evaluate(&spec, targets, false, time.Time{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +219,7 @@ func TestComputeStatus(t *testing.T) {
 			!strings.HasPrefix(c.Message, "2 unhealthy Machines are kept for inspection, not remediated: their lineage has spent maxRetries 1: a, b; ") {
 			t.Errorf("RetriesExhausted = %+v", c)
 		}
-		ev, err = evaluate(&spec, []target{healthyTarget("c", sick)}, false, now)
+		ev, err = evaluate(&spec, []target{healthyTarget("c", sick)}, false, time.Time{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +229,7 @@ func TestComputeStatus(t *testing.T) {
 		}
 	})
 	t.Run("within limits", func(t *testing.T) {
-		ev, err := evaluate(&spec, []target{healthyTarget("a", sick), healthyTarget("b"), healthyTarget("c")}, false, now)
+		ev, err := evaluate(&spec, []target{healthyTarget("a", sick), healthyTarget("b"), healthyTarget("c")}, false, time.Time{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +240,7 @@ func TestComputeStatus(t *testing.T) {
 		}
 	})
 	t.Run("invalid spec", func(t *testing.T) {
-		_, err := evaluate(&v1beta1.MachineHealthCheckSpec{UnhealthyRange: "[9-1]"}, nil, false, now)
+		_, err := evaluate(&v1beta1.MachineHealthCheckSpec{UnhealthyRange: "[9-1]"}, nil, false, time.Time{}, now)
 		st := computeStatus(&scope{mhc: mhc, now: now, invalid: err})
 		c := meta.FindStatusCondition(st.Conditions, v1beta1.RemediationAllowedCondition)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidSpec || !strings.Contains(c.Message, "[9-1]") {

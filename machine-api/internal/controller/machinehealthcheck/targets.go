@@ -12,13 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/pending"
 )
 
 // selectTargets reads the check's Machines, and each one's Node, from the cache. Both reads skip
 // the deep copy: the objects are shared with the cache and never modified (writes copy them). A
-// Machine this controller wrote is taken as written while the cache does not show the write, and
-// one it deleted counts as deleted while the cache does not show the deletion.
+// Machine this controller wrote is taken as written while the cache does not show the write.
 func (r *Reconciler) selectTargets(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	sel, err := metav1.LabelSelectorAsSelector(s.mhc.Spec.Selector.AsLabelSelector())
 	if err != nil {
@@ -30,12 +28,10 @@ func (r *Reconciler) selectTargets(ctx context.Context, s *scope) (ctrl.Result, 
 		client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, false, fmt.Errorf("listing the machines of health check %s: %w", client.ObjectKeyFromObject(s.mhc), err)
 	}
-	deleted := r.deletions.Outstanding(s.mhc, byName(list.Items)).Gone
 	s.targets = make([]target, len(list.Items))
 	for i := range list.Items {
 		m := r.written.Latest(&list.Items[i]).(*v1beta1.Machine)
 		s.targets[i].machine = m
-		s.targets[i].deleted = deleted[m.Name]
 		ref := m.Status.NodeRef
 		if ref == nil {
 			continue
@@ -54,20 +50,4 @@ func (r *Reconciler) selectTargets(ctx context.Context, s *scope) (ctrl.Result, 
 		}
 	}
 	return ctrl.Result{}, true, nil
-}
-
-// byName looks machines up by name, indexing them only when first asked (most passes have no
-// deletion pending).
-func byName(machines []v1beta1.Machine) pending.Lookup {
-	var index map[string]*v1beta1.Machine
-	return func(name string) (client.Object, bool) {
-		if index == nil {
-			index = make(map[string]*v1beta1.Machine, len(machines))
-			for i := range machines {
-				index[machines[i].Name] = &machines[i]
-			}
-		}
-		m, ok := index[name]
-		return m, ok
-	}
 }

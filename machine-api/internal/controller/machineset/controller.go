@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -55,7 +56,8 @@ type Reconciler struct {
 	written *pending.Writes
 	// inLine are the Machines syncMetadata found in line with their set's template (see
 	// uptodate.Checked).
-	inLine uptodate.Checked
+	inLine   uptodate.Checked
+	initOnce sync.Once
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets,verbs=get;list;watch;update;patch
@@ -69,11 +71,7 @@ type Reconciler struct {
 // selector may adopt. It finds a set's Machines through index.MachineBySet, which the manager
 // registers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	r.expectations = newExpectations(r.Clock)
-	r.written = pending.New(r.Clock, expectationsTimeout)
+	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machineset").
 		For(&v1beta1.MachineSet{}, builder.WithPredicates(
@@ -89,6 +87,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // them all when the set is deleted, and otherwise propagates template metadata in place and
 // creates or deletes Machines until spec.replicas are there. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
+	r.init()
 	set, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineSet{}, r.written, r.expectations)
 	if err != nil || set == nil {
 		if set == nil && err == nil {
@@ -129,8 +128,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.readOwner,
 		r.syncMetadata,
 		r.scale,
-		r.handOverLineages,
+		r.remediateMachines,
 	)
+}
+
+// init makes the controller's records of its own writes, once (SetupWithManager, or the first
+// Reconcile of a test that calls it directly).
+func (r *Reconciler) init() {
+	r.initOnce.Do(func() {
+		if r.Clock == nil {
+			r.Clock = clock.RealClock{}
+		}
+		r.expectations = newExpectations(r.Clock)
+		r.written = pending.New(r.Clock, expectationsTimeout)
+	})
 }
 
 // untilAvailable asks to come back when the next ready Machine becomes available: no event says

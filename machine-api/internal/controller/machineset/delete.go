@@ -27,10 +27,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 		}
 	}
 	if len(alive) > 0 {
-		return reconcile.Result{}, r.deleteMachines(ctx, s, alive)
-	}
-	if err := r.releaseAllLineages(ctx, s); err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, r.deleteMachines(ctx, s, alive, EventDeleted, "deleting %d Machines")
 	}
 	if len(s.machines) > 0 {
 		return reconcile.Result{}, nil // the Machines' deletion events bring the set back

@@ -5,10 +5,10 @@
 //
 // get → paused (machine.machineapi.dev/paused or cluster.x-k8s.io/paused, v1beta1.PausedBy)? leave it → finalizer (preset on sets a MachineDeployment creates) → claim the
 // Machines (controller index: the set's own, minus those whose labels stopped matching, which are
-// released; plus matching orphans, which are adopted) → on deletion, delete every Machine, release
-// remediated ones, and drop the finalizer once they are gone (there is no garbage collection by
-// owner references) → read the owning MachineDeployment → propagate template metadata in place →
-// scale → hand on the lineages of remediated Machines. Status is computed from what the steps saw
+// released; plus matching orphans, which are adopted) → on deletion, delete every Machine and drop
+// the finalizer once they are gone (there is no garbage collection by owner references) → read the
+// owning MachineDeployment → propagate template metadata in place → scale → delete the Machines a
+// health check asked the set to replace (their replacements created by scale). Status is computed from what the steps saw
 // (status.go, pure functions) and written once, by one server-side apply of the whole status (field
 // manager machineset-controller, see package write), and not at all when it did not change.
 //
@@ -37,16 +37,18 @@
 // for Recreate, OnDelete and standalone sets. A count above the bound because replicas was lowered
 // is an ordinary scale-down, not a freeze.
 //
-// # Lineages of remediated Machines
+// # Remediation
 //
-// A Machine a MachineHealthCheck remediated carries its lineage (see package lineage) and the
-// lineage finalizer. When the set creates Machines to fill the gap, each such Machine's lineage
-// goes to exactly one of them (count + 1, the longest lineages first), and the finalizer is then
-// removed; a remediated Machine the set does not replace (it was scaled down, is Frozen, holds its
-// creates, or is being deleted) is released too, with a LineageEnded event. Which remediated
-// Machines still wait for an heir is read from the Machines (an heir names the Machine it replaces),
-// so a restart between the create and the release creates no second heir. A paused set holds its
-// remediated Machines until it is unpaused. The step is handOverLineages, after scale (lineage.go).
+// A MachineHealthCheck only writes its verdict: OwnerRemediated=False on a Machine of the set
+// (package lineage). The set remediates: such a Machine no longer counts toward replicas, so scale
+// creates its replacement, which carries the Machine's lineage from its creation (count + 1, or 1
+// when the check says the lineage starts over; the longest lineages first) and names it in the
+// replaces annotation; then remediateMachines deletes the Machine, whose deletion drains its Node
+// as any other. A requested Machine the set does not replace (it was scaled down, is Frozen, holds
+// its creates) is deleted all the same, with a LineageEnded event. Which requested Machines still
+// wait for a replacement is read from the Machines at every reconcile, so a restart between the
+// create and the delete creates no second replacement. A paused set leaves its requested Machines
+// until it is unpaused. The step is remediateMachines, after scale (lineage.go).
 //
 // # Deletion order
 //
@@ -91,6 +93,6 @@
 // unsure create is due to be checked, and write.ConflictRetry after a guarded write (its
 // finalizer) met a conflict.
 //
-// Start reading at Reconcile in controller.go; claim.go, scale.go, metadata.go, lineage.go and
-// delete.go hold the steps, order.go the deletion order, status.go the status.
+// Start reading at Reconcile in controller.go; claim.go, scale.go, metadata.go, lineage.go
+// (remediation) and delete.go hold the steps, order.go the deletion order, status.go the status.
 package machineset

@@ -2,10 +2,7 @@ package machineset
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -13,40 +10,44 @@ import (
 	"machineapi.dev/machine-api/internal/lineage"
 )
 
-// The set's part of the lineage protocol (package lineage): a Machine a health check remediated
-// carries the lineage mark and finalizer; each new Machine that fills the gap it leaves takes
-// over its lineage (count + 1), and the finalizer is then removed. A marked Machine the set does
-// not replace (it was scaled down meanwhile, does not create, or is being deleted) is released
-// too: its lineage ends there. Which marked Machines still wait for an heir is read from the
-// Machines at every reconcile (lineage.Sort), never remembered.
+// The set remediates the Machines a MachineHealthCheck judged unhealthy (package lineage): a
+// Machine whose OwnerRemediated condition is False counts as gone, so scale creates a Machine in
+// its place, which carries the remediated Machine's lineage from its creation (count + 1, the
+// longest lineages first); then remediateMachines deletes the remediated Machine. A requested
+// Machine the set does not replace (it was scaled down meanwhile, is Frozen, holds its creates)
+// is deleted too: its lineage ends there. Which requested Machines still wait for a replacement is
+// read from the Machines at every reconcile (lineage.Sort), never remembered, so a restart between
+// the create and the delete creates no second replacement.
 
-// Events about lineages.
+// Events about remediation.
 const (
+	// EventRemediated (Normal): the set deleted Machines a health check asked it to replace.
+	EventRemediated = "Remediated"
 	// EventLineageEnded (Normal): a remediated Machine's lineage was not handed on, because the
 	// set does not replace it.
 	EventLineageEnded = "LineageEnded"
 )
 
-// lineages is what one reconcile knows and did about the lineages of its set's Machines.
+// lineages is what one reconcile knows and did about the set's requested Machines.
 type lineages struct {
-	awaiting   []*v1beta1.Machine // marked Machines without an heir yet, in the order they get one
-	handedOver []*v1beta1.Machine // marked Machines whose heir exists: only the finalizer is left
-	given      int                // awaiting[:given] were given to Machines this reconcile creates
-	heirs      map[string]*v1beta1.Machine
-	created    map[string]bool // heirs whose create succeeded, by name
+	awaiting []*v1beta1.Machine // requested Machines without a replacement yet, in the order they get one
+	replaced []*v1beta1.Machine // requested Machines not deleted yet whose replacement exists
+	given    int                // awaiting[:given] were given to Machines this reconcile creates
+	heirs    map[string]*v1beta1.Machine
+	created  map[string]bool // heirs whose create succeeded, by name
 }
 
-// lineagesOf sorts out the marked Machines of the set, once per reconcile.
+// lineagesOf sorts out the requested Machines of the set, once per reconcile.
 func (s *scope) lineagesOf() *lineages {
 	if s.lineages == nil {
-		awaiting, handed := lineage.Sort(s.machines)
-		s.lineages = &lineages{awaiting: awaiting, handedOver: handed}
+		awaiting, replaced := lineage.Sort(s.machines)
+		s.lineages = &lineages{awaiting: awaiting, replaced: replaced}
 	}
 	return s.lineages
 }
 
-// bequeath gives the new Machine m the lineage of the next marked Machine still without an heir,
-// if any (called for each Machine the set is about to create).
+// bequeath gives the new Machine m the lineage of the next requested Machine still without a
+// replacement, if any (called for each Machine the set is about to create).
 func (s *scope) bequeath(m *v1beta1.Machine) {
 	l := s.lineagesOf()
 	if l.given == len(l.awaiting) {
@@ -79,61 +80,48 @@ func (s *scope) moreToCreate() bool {
 	return int32(len(s.active())+s.inFlight()) < replicasOf(s.set) && !s.frozen && (s.owner == nil || s.owner.holdCreates == "")
 }
 
-// handOverLineages, after the set scaled, removes the lineage finalizer of every marked Machine
-// whose lineage was handed on (now or before), and of those the set will not replace: all of them
-// when it created what it needed, none of the waiting ones when a create failed or more Machines
-// are still to come (a later reconcile gives them their heirs). A conflict leaves the finalizer
-// for the next reconcile, which reads the Machine again.
-func (r *Reconciler) handOverLineages(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
+// remediateMachines, after the set scaled, deletes every requested Machine whose replacement
+// exists (created now or before), and those the set will not replace: all of them when it created
+// what it needed, none of the waiting ones when a create failed or more Machines are still to come
+// (a later reconcile creates their replacements first). Deleting is the remediation: the machine
+// controller drains the Machine and removes its instance as for any deletion.
+func (r *Reconciler) remediateMachines(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
 	l := s.lineagesOf()
-	done := append([]*v1beta1.Machine(nil), l.handedOver...)
+	replaced := append([]*v1beta1.Machine(nil), l.replaced...)
 	for name, from := range l.heirs {
-		if l.created[name] {
-			done = append(done, from)
+		if l.created[name] && from.DeletionTimestamp.IsZero() {
+			replaced = append(replaced, from)
 		}
 	}
 	var ended []*v1beta1.Machine
 	if s.createErr == nil && !s.moreToCreate() {
-		ended = l.awaiting[l.given:]
-	}
-	errs := r.releaseLineages(ctx, s, done)
-	if names := released(ended, r.releaseLineages(ctx, s, ended)); len(names) > 0 {
-		r.Recorder.Eventf(s.set, nil, "Normal", EventLineageEnded, "Release",
-			"the lineage of %d remediated Machines ends: the set does not replace them: %s", len(names), preview(names))
-	}
-	return reconcile.Result{}, true, errors.Join(errs...)
-}
-
-// releaseAllLineages removes the lineage finalizer of every marked Machine of a set being deleted:
-// none is replaced.
-func (r *Reconciler) releaseAllLineages(ctx context.Context, s *scope) error {
-	awaiting, handed := lineage.Sort(s.machines)
-	return errors.Join(r.releaseLineages(ctx, s, append(awaiting, handed...))...)
-}
-
-// releaseLineages removes the lineage finalizer of each of machines and returns the errors, one
-// per Machine (nil when removed, or when the Machine is gone).
-func (r *Reconciler) releaseLineages(ctx context.Context, s *scope, machines []*v1beta1.Machine) []error {
-	return parallel(len(machines), func(i int) error {
-		m := machines[i]
-		_, err := lineage.Update(ctx, r.Client, m, lineage.Release)
-		switch {
-		case err == nil:
-			log.FromContext(ctx).V(1).Info("released the lineage finalizer", "machine", m.Name, "lineage", m.Annotations[v1beta1.LineageAnnotation])
-			return nil
-		case apierrors.IsNotFound(err):
-			return nil
-		default:
-			return fmt.Errorf("removing the lineage finalizer of machine %s: %w", m.Name, err)
+		for _, m := range l.awaiting[l.given:] {
+			if m.DeletionTimestamp.IsZero() {
+				ended = append(ended, m)
+			}
 		}
-	})
+	}
+	if len(replaced)+len(ended) == 0 {
+		return reconcile.Result{}, true, nil
+	}
+	err := r.deleteMachines(ctx, s, append(replaced, ended...), EventRemediated, "deleting %d Machines a health check asked the set to replace")
+	if names := deletedOf(s, ended); len(names) > 0 {
+		r.Recorder.Eventf(s.set, nil, "Normal", EventLineageEnded, "Delete",
+			"the lineage of %d remediated Machines ends: the set does not replace them: %s", len(names), preview(names))
+		log.FromContext(ctx).Info("remediated machines deleted without a replacement: the set does not replace them", "machines", names)
+	}
+	return reconcile.Result{}, true, err
 }
 
-// released returns the names of machines whose release succeeded (errs as releaseLineages returns).
-func released(machines []*v1beta1.Machine, errs []error) []string {
+// deletedOf returns the names of machines whose deletion this reconcile requested.
+func deletedOf(s *scope, machines []*v1beta1.Machine) []string {
+	deleted := make(map[string]bool, len(s.deleted))
+	for _, n := range s.deleted {
+		deleted[n] = true
+	}
 	var names []string
-	for i, m := range machines {
-		if errs[i] == nil {
+	for _, m := range machines {
+		if deleted[m.Name] {
 			names = append(names, m.Name)
 		}
 	}

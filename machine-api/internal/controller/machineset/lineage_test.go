@@ -10,13 +10,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/machineset"
 	"machineapi.dev/machine-api/internal/lineage"
 	"machineapi.dev/machine-api/internal/test/builder"
+	"machineapi.dev/machine-api/reconcile/conditions"
 )
 
-// The set's part of the lineage protocol (package lineage), with the health check's part played
-// by the test: mark a Machine as remediated, then delete it.
+// The set's part of remediation by the owner (package lineage), with the health check's part
+// played by the test: its verdict, OwnerRemediated=False, applied on the Machine's status as the
+// health check applies it.
 var _ = Describe("A MachineSet replacing a remediated Machine", func() {
 	var (
 		ns  string
@@ -30,13 +33,13 @@ var _ = Describe("A MachineSet replacing a remediated Machine", func() {
 		Eventually(readyReplicas(set)).Should(Equal(int32(2)))
 	})
 
-	// remediate marks m as the health check does (its lineage, now, the lineage finalizer) and
-	// deletes it.
-	remediate := func(m *v1beta1.Machine) {
+	// remediate writes the health check's verdict on m, asked at the given time.
+	remediate := func(m *v1beta1.Machine, reason string, at time.Time) {
 		GinkgoHelper()
-		_, err := lineage.Update(ctx, k8s, m, func(m *v1beta1.Machine) bool { lineage.Mark(m, time.Now()); return true })
-		Expect(err).NotTo(HaveOccurred())
-		Expect(k8s.Delete(ctx, m)).To(Succeed())
+		c := metav1.Condition{Type: v1beta1.OwnerRemediatedCondition, Status: metav1.ConditionFalse, Reason: reason,
+			Message: "the test asks the set to replace it", LastTransitionTime: metav1.NewTime(at)}
+		ac := acv1beta1.Machine(m.Name, m.Namespace).WithStatus(acv1beta1.MachineStatus().WithConditions(conditions.ApplyConfiguration(c)))
+		Expect(k8s.Status().Apply(ctx, ac, client.FieldOwner("test-health-check"))).To(Succeed())
 	}
 	gone := func(m *v1beta1.Machine) func() bool {
 		return func() bool {
@@ -54,6 +57,13 @@ var _ = Describe("A MachineSet replacing a remediated Machine", func() {
 			return out
 		}
 	}
+	heir := func(of string) *v1beta1.Machine {
+		GinkgoHelper()
+		Eventually(heirsOf(of)).Should(HaveLen(1))
+		m := &v1beta1.Machine{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: heirsOf(of)()[0]}, m)).To(Succeed())
+		return m
+	}
 	pause := func(paused bool) {
 		GinkgoHelper()
 		if paused {
@@ -62,53 +72,55 @@ var _ = Describe("A MachineSet replacing a remediated Machine", func() {
 			patch(set, `{"metadata":{"annotations":{"`+v1beta1.PausedAnnotation+`":null}}}`)
 		}
 	}
+	asked := time.Now().UTC().Truncate(time.Second).Add(-time.Minute)
 
-	It("hands its lineage, with one remediation more, to exactly one new Machine, then lets it go", func() {
+	It("creates its replacement carrying the lineage with one remediation more, deletes it, and counts on from there", func() {
 		victim := machinesOf(set)[0]
-		remediate(&victim)
-		Eventually(heirsOf(victim.Name)).Should(HaveLen(1))
-		Eventually(gone(&victim)).Should(BeTrue(), "the lineage finalizer is removed once the heir exists")
-		Consistently(heirsOf(victim.Name), "2s").Should(HaveLen(1), "one heir, never two")
+		remediate(&victim, v1beta1.RemediationRequestedReason, asked)
+		first := heir(victim.Name)
+		Eventually(gone(&victim)).Should(BeTrue(), "the remediated Machine is deleted once its replacement exists")
+		Consistently(heirsOf(victim.Name), "2s").Should(HaveLen(1), "one replacement, never two")
 		Eventually(readyReplicas(set)).Should(Equal(int32(2)))
+		Expect(lineage.Of(first)).To(Equal(lineage.Lineage{ID: victim.Name, Retries: 1, LastRemediated: asked, Replaces: victim.Name}))
+		Expect(eventReasons(set)()).To(ContainElement(machineset.EventRemediated))
 
-		heir := &v1beta1.Machine{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: heirsOf(victim.Name)()[0]}, heir)).To(Succeed())
-		Expect(lineage.Of(heir)).To(And(HaveField("ID", victim.Name), HaveField("Retries", 1), HaveField("Replaces", victim.Name)))
-		Expect(heir.Finalizers).NotTo(ContainElement(v1beta1.LineageFinalizer))
-
-		By("the heir remediated in turn: its heir counts two")
-		remediate(heir)
-		Eventually(heirsOf(heir.Name)).Should(HaveLen(1))
-		next := &v1beta1.Machine{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: heirsOf(heir.Name)()[0]}, next)).To(Succeed())
-		Expect(lineage.Of(next)).To(And(HaveField("ID", victim.Name), HaveField("Retries", 2)))
+		By("the replacement remediated in turn: its replacement counts two")
+		remediate(first, v1beta1.RemediationRequestedReason, asked.Add(time.Second))
+		Expect(lineage.Of(heir(first.Name))).To(And(HaveField("ID", victim.Name), HaveField("Retries", 2)))
 		Eventually(liveNames(set)).Should(HaveLen(2))
 	})
 
-	It("creates no second heir when the first exists already (a set that stopped between the two writes)", func() {
+	It("counts one remediation again when the health check says the lineage starts over", func() {
+		victim := machinesOf(set)[0]
+		patch(&victim, `{"metadata":{"annotations":{"`+v1beta1.LineageAnnotation+`":"old","`+v1beta1.LineageRetriesAnnotation+`":"3"}}}`)
+		remediate(&victim, v1beta1.RemediationRequestedLineageResetReason, asked)
+		Expect(lineage.Of(heir(victim.Name))).To(And(HaveField("ID", "old"), HaveField("Retries", 1)))
+	})
+
+	It("creates no second replacement when the first exists already (a set that stopped between the create and the delete)", func() {
 		pause(true)
 		machines := machinesOf(set)
 		victim, other := machines[0], machines[1]
-		remediate(&victim)
-		// The heir the set created before it stopped, without releasing the victim.
-		heir := builder.Machine(ns, "slots-heir").WithLabels(set.Spec.Template.Metadata.Labels).Build()
-		heir.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(set, v1beta1.GroupVersion.WithKind("MachineSet"))}
-		heir.Annotations = map[string]string{v1beta1.LineageAnnotation: victim.Name, v1beta1.LineageRetriesAnnotation: "1", v1beta1.ReplacesAnnotation: victim.Name}
-		Expect(k8s.Create(ctx, heir)).To(Succeed())
-		Consistently(gone(&victim), "1s").Should(BeFalse(), "a paused set holds the remediated Machine")
+		remediate(&victim, v1beta1.RemediationRequestedReason, asked)
+		// The replacement the set created before it stopped, without deleting the victim.
+		made := builder.Machine(ns, "slots-heir").WithLabels(set.Spec.Template.Metadata.Labels).Build()
+		made.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(set, v1beta1.GroupVersion.WithKind("MachineSet"))}
+		made.Annotations = map[string]string{v1beta1.LineageAnnotation: victim.Name, v1beta1.LineageRetriesAnnotation: "1", v1beta1.ReplacesAnnotation: victim.Name}
+		Expect(k8s.Create(ctx, made)).To(Succeed())
+		Consistently(gone(&victim), "1s").Should(BeFalse(), "a paused set keeps the remediated Machine")
 
 		pause(false)
 		Eventually(gone(&victim)).Should(BeTrue())
-		Consistently(liveNames(set), "2s").Should(ConsistOf(other.Name, heir.Name), "no Machine is created for the victim")
-		// The set recognised the heir: the victim was handed over, not released as a lineage
-		// that ends (which it would be if the heir's replaces annotation were not read).
+		Consistently(liveNames(set), "2s").Should(ConsistOf(other.Name, made.Name), "no Machine is created for the victim")
+		// The set recognised the replacement: the victim was replaced, not deleted as a lineage
+		// that ends (which it would be if the replacement's replaces annotation were not read).
 		Expect(eventReasons(set)()).NotTo(ContainElement(machineset.EventLineageEnded))
 	})
 
-	It("ends the lineage of a remediated Machine it does not replace (scaled down meanwhile)", func() {
+	It("deletes a remediated Machine it does not replace (scaled down meanwhile), and its lineage ends", func() {
 		pause(true)
 		victim := machinesOf(set)[0]
-		remediate(&victim)
+		remediate(&victim, v1beta1.RemediationRequestedReason, asked)
 		patchReplicas(set, 1)
 		pause(false)
 		Eventually(gone(&victim)).Should(BeTrue())
@@ -117,10 +129,10 @@ var _ = Describe("A MachineSet replacing a remediated Machine", func() {
 		Eventually(eventReasons(set)).Should(ContainElement(machineset.EventLineageEnded))
 	})
 
-	It("lets the remediated Machines of a set being deleted go", func() {
+	It("deletes the remediated Machines of a set being deleted with the rest", func() {
 		pause(true)
 		victim := machinesOf(set)[0]
-		remediate(&victim)
+		remediate(&victim, v1beta1.RemediationRequestedReason, asked)
 		Expect(k8s.Delete(ctx, set, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
 		pause(false)
 		Eventually(func() bool {

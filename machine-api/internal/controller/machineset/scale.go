@@ -62,7 +62,7 @@ func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, boo
 			return reconcile.Result{}, false, err
 		}
 		victims := pickForDeletion(active, int(min(have-want, maxBurst)), s.set.Spec.DeletePolicy)
-		return reconcile.Result{}, true, r.deleteMachines(ctx, s, victims)
+		return reconcile.Result{}, true, r.deleteMachines(ctx, s, victims, EventDeleted, "deleting %d Machines")
 	}
 	return reconcile.Result{}, true, nil
 }
@@ -178,7 +178,8 @@ func newMachine(set *v1beta1.MachineSet) *v1beta1.Machine {
 }
 
 // deleteMachines deletes victims; the machine controller drains each and removes its instance.
-func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1beta1.Machine) error {
+// The event (reason, and a message with the count) lists the Machines whose deletion was requested.
+func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1beta1.Machine, reason, message string) error {
 	for _, m := range victims {
 		r.expectations.Deleted(s.set, m.Name, m.UID)
 	}
@@ -199,7 +200,7 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1
 	}
 	s.deleted = append(s.deleted, names...)
 	if len(names) > 0 {
-		r.Recorder.Eventf(s.set, nil, "Normal", EventDeleted, "Delete", "deleting %d Machines: %s", len(names), preview(names))
+		r.Recorder.Eventf(s.set, nil, "Normal", reason, "Delete", message+": %s", len(names), preview(names))
 	}
 	if err := errors.Join(errs...); err != nil {
 		s.deleteErr = firstError(errs)

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/lineage"
 )
 
 // scope is what one reconcile learned and did. Steps fill it in; computeStatus turns it into
@@ -19,7 +20,7 @@ type scope struct {
 	machines []*v1beta1.Machine
 	// owner describes the MachineDeployment controlling the set, if any.
 	owner *ownerInfo
-	// lineages are the remediated Machines whose lineage the set hands on (see lineage.go).
+	// lineages are the Machines a health check asked the set to replace (see lineage.go).
 	lineages *lineages
 
 	// Writes of earlier reconciles the cache does not show yet.
@@ -55,8 +56,9 @@ func (s *scope) surge() int32 {
 	return s.owner.surge
 }
 
-// active returns the Machines that count toward replicas: not deleting, and not deleted or
-// released by this process without the cache showing it yet.
+// active returns the Machines that count toward replicas: not deleting, not to be replaced (a
+// health check asked the set to, see lineage.go), and not deleted or released by this process
+// without the cache showing it yet.
 func (s *scope) active() []*v1beta1.Machine {
 	gone := make(map[string]bool, len(s.deleted))
 	for _, n := range s.deleted {
@@ -64,7 +66,7 @@ func (s *scope) active() []*v1beta1.Machine {
 	}
 	out := make([]*v1beta1.Machine, 0, len(s.machines))
 	for _, m := range s.machines {
-		if m.DeletionTimestamp.IsZero() && !gone[m.Name] && !s.toGo[m.Name] {
+		if m.DeletionTimestamp.IsZero() && !gone[m.Name] && !s.toGo[m.Name] && lineage.Requested(m) == nil {
 			out = append(out, m)
 		}
 	}

@@ -44,6 +44,7 @@ func relevantChange(a, b *v1beta1.Machine) bool {
 		conditionChanged(a, b, v1beta1.ReadyCondition) ||
 		conditionChanged(a, b, v1beta1.NodeLinkedCondition) ||
 		conditionChanged(a, b, v1beta1.HealthCheckSucceededCondition) ||
+		conditionChanged(a, b, v1beta1.OwnerRemediatedCondition) ||
 		conditionChanged(a, b, v1beta1.UpToDateCondition)
 }
 

@@ -1,0 +1,182 @@
+package machineset_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientevents "k8s.io/client-go/tools/events"
+	testclock "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
+	"machineapi.dev/machine-api/internal/controller/machineset"
+	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/internal/lineage"
+	"machineapi.dev/machine-api/internal/test/builder"
+	"machineapi.dev/machine-api/internal/test/expect"
+	"machineapi.dev/machine-api/manager"
+	"machineapi.dev/machine-api/reconcile/conditions"
+)
+
+// onceLabel marks the sets and Machines of the reconcile-once specs, which the suite's running
+// manager does not see (its Machine selector excludes the label).
+const onceLabel = "test.machineapi.dev/reconcile-once"
+
+// The reconcile-once level: the Reconciler reads and writes the API server directly, its clock is
+// fake, and every write it makes is recorded, so a spec asserts what one reconcile did and cost.
+var _ = Describe("Reconciling a MachineSet once at a time", func() {
+	t0 := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
+	var (
+		ns     string
+		writes         *expect.Writes
+		r              *machineset.Reconciler
+		set            *v1beta1.MachineSet
+		cachedMachines func() []string
+	)
+	BeforeEach(func() {
+		ns = newNamespace()
+		cctx, cancel := context.WithCancel(ctx)
+		DeferCleanup(cancel)
+		// The set's controller reads its Machines from a cache, by index, as in the manager.
+		cached, err := expect.CachedClient(cctx, env.Config, manager.Scheme(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, index.Register)
+		Expect(err).NotTo(HaveOccurred())
+		writes = expect.RecordWrites(cached)
+		r = &machineset.Reconciler{Client: writes, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: testclock.NewFakeClock(t0)}
+		set = builder.MachineSet(ns, "once", 2).WithTemplateLabels(map[string]string{onceLabel: ""}).Build()
+		Expect(k8s.Create(ctx, set)).To(Succeed())
+		Eventually(func() error { return cached.Get(ctx, client.ObjectKeyFromObject(set), &v1beta1.MachineSet{}) }).Should(Succeed())
+		cachedMachines = func() []string {
+			list := &v1beta1.MachineList{}
+			Expect(cached.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			var out []string
+			for _, m := range list.Items {
+				out = append(out, m.Name+"/"+m.ResourceVersion)
+			}
+			return out
+		}
+	})
+	// settled waits until the cache shows the Machines as the API server has them: the events of
+	// the last reconcile's writes have arrived.
+	settled := func() {
+		GinkgoHelper()
+		Eventually(cachedMachines).Should(ConsistOf(func() []string {
+			var out []string
+			for _, m := range machinesOf(set) {
+				out = append(out, m.Name+"/"+m.ResourceVersion)
+			}
+			return out
+		}()))
+	}
+	live := func() []v1beta1.Machine {
+		GinkgoHelper()
+		var out []v1beta1.Machine
+		for _, m := range machinesOf(set) {
+			if m.DeletionTimestamp.IsZero() {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	creates := func() int {
+		n := 0
+		for _, m := range machinesOf(set) {
+			if len(writes.To(m.Name)) > 0 && writes.To(m.Name)[0].Verb == "create" {
+				n++
+			}
+		}
+		return n
+	}
+
+	It("creates exactly the missing Machines, then writes nothing while nothing changes", func() {
+		expect.Reconciled(ctx, r, set)
+		Expect(live()).To(HaveLen(2))
+		Expect(creates()).To(Equal(2))
+		for _, m := range live() {
+			Expect(m.Finalizers).To(ContainElement(v1beta1.MachineFinalizer), "created with the machine controller's finalizer: no second write for it")
+		}
+
+		settled()
+		writes.Reset()
+		expect.Reconciled(ctx, r, set) // counts the Machines it now sees in its status
+		for _, m := range machinesOf(set) {
+			Expect(writes.To(m.Name)).To(BeEmpty(), "Machine %s", m.Name)
+		}
+		Expect(writes.To(set.Name)).To(ConsistOf(expect.Write{Verb: "apply", Name: set.Name, Subresource: "status"}))
+
+		Eventually(func() int32 { return getSet(set).Status.Replicas }).Should(BeEquivalentTo(2))
+		writes.Reset()
+		expect.Reconciled(ctx, r, set)
+		Expect(writes.To(set.Name)).To(BeEmpty(), "nothing changed: nothing is written")
+		for _, m := range machinesOf(set) {
+			Expect(writes.To(m.Name)).To(BeEmpty(), "Machine %s", m.Name)
+		}
+	})
+
+	It("remediates a Machine a health check asked it to replace: creates the replacement, carrying the lineage, then deletes it with one write", func() {
+		expect.Reconciled(ctx, r, set)
+		machines := live()
+		Expect(machines).To(HaveLen(2))
+		victim, other := machines[0], machines[1]
+
+		// The health check's verdict, as it writes it.
+		asked := metav1.NewTime(t0.Add(-time.Minute))
+		verdict := metav1.Condition{Type: v1beta1.OwnerRemediatedCondition, Status: metav1.ConditionFalse,
+			Reason: v1beta1.RemediationRequestedReason, Message: "asked by the test", LastTransitionTime: asked}
+		Expect(k8s.Status().Apply(ctx, acv1beta1.Machine(victim.Name, ns).WithStatus(acv1beta1.MachineStatus().WithConditions(
+			conditions.ApplyConfiguration(verdict))), client.FieldOwner("test-health-check"))).To(Succeed())
+
+		writes.Reset()
+		settled()
+		expect.Reconciled(ctx, r, set)
+		Expect(writes.To(victim.Name)).To(Equal([]expect.Write{{Verb: "delete", Name: victim.Name}}),
+			"the set's whole cost on the remediated Machine: one delete")
+		Expect(writes.To(other.Name)).To(BeEmpty())
+		now := live()
+		Expect(now).To(HaveLen(2), "the replacement and the other Machine")
+		var replacement *v1beta1.Machine
+		for i := range now {
+			if now[i].Name != other.Name {
+				replacement = &now[i]
+			}
+		}
+		Expect(replacement).NotTo(BeNil())
+		Expect(writes.To(replacement.Name)).To(Equal([]expect.Write{{Verb: "create", Name: replacement.Name}}),
+			"the lineage is in the create: no second write")
+		Expect(lineage.Of(replacement)).To(Equal(lineage.Lineage{ID: victim.Name, Retries: 1, LastRemediated: asked.UTC(), Replaces: victim.Name}))
+
+		By("reconciled again, nothing more is created or deleted")
+		writes.Reset()
+		settled()
+		expect.Reconciled(ctx, r, set)
+		Expect(live()).To(HaveLen(2))
+		Expect(creates()).To(Equal(0))
+		Expect(writes.To(victim.Name)).To(BeEmpty())
+	})
+
+	It("only deletes a remediated Machine whose replacement a crashed process already created", func() {
+		expect.Reconciled(ctx, r, set)
+		victim := live()[0]
+		verdict := metav1.Condition{Type: v1beta1.OwnerRemediatedCondition, Status: metav1.ConditionFalse,
+			Reason: v1beta1.RemediationRequestedReason, Message: "asked by the test", LastTransitionTime: metav1.NewTime(t0)}
+		Expect(k8s.Status().Apply(ctx, acv1beta1.Machine(victim.Name, ns).WithStatus(acv1beta1.MachineStatus().WithConditions(
+			conditions.ApplyConfiguration(verdict))), client.FieldOwner("test-health-check"))).To(Succeed())
+		made := builder.Machine(ns, "once-made").WithLabels(set.Spec.Template.Metadata.Labels).Build()
+		made.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(getSet(set), v1beta1.GroupVersion.WithKind("MachineSet"))}
+		made.Annotations = map[string]string{v1beta1.LineageAnnotation: victim.Name, v1beta1.LineageRetriesAnnotation: "1", v1beta1.ReplacesAnnotation: victim.Name}
+		Expect(k8s.Create(ctx, made)).To(Succeed())
+
+		// A new process: no memory of what the first one wrote.
+		r = &machineset.Reconciler{Client: writes, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: testclock.NewFakeClock(t0)}
+		writes.Reset()
+		settled()
+		expect.Reconciled(ctx, r, set)
+		Expect(writes.To(victim.Name)).To(Equal([]expect.Write{{Verb: "delete", Name: victim.Name}}))
+		Expect(creates()).To(Equal(0), "no second replacement")
+		Expect(live()).To(HaveLen(2))
+	})
+})
