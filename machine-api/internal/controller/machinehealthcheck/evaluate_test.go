@@ -40,7 +40,7 @@ func TestEvaluate(t *testing.T) {
 		// want
 		remediated          []string
 		cleanedUp           []string
-		reset               []string // remediated Machines whose lineage starts over (with spec.remediation)
+		reset               []string          // remediated Machines whose lineage starts over (with spec.remediation)
 		blocked             map[string]string // name → HealthCheckSucceeded reason
 		healthy, unhealthy  int
 		suspect             int
@@ -238,9 +238,9 @@ func TestEvaluate(t *testing.T) {
 			unhealthy:  1, allowed: true,
 		},
 		"small pools: one of two, but not two of two": {
-			spec:    ready,
-			targets: []target{healthyTarget("a", sick), healthyTarget("b", sick)},
-			blocked: map[string]string{"a": ReasonRemediationNotAllowed, "b": ReasonRemediationNotAllowed},
+			spec:      ready,
+			targets:   []target{healthyTarget("a", sick), healthyTarget("b", sick)},
+			blocked:   map[string]string{"a": ReasonRemediationNotAllowed, "b": ReasonRemediationNotAllowed},
 			unhealthy: 2, allowed: false,
 		},
 		"small pools: maxUnhealthy 0 remediates nothing": {

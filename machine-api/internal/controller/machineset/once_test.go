@@ -32,7 +32,7 @@ const onceLabel = "test.machineapi.dev/reconcile-once"
 var _ = Describe("Reconciling a MachineSet once at a time", func() {
 	t0 := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	var (
-		ns     string
+		ns             string
 		writes         *expect.Writes
 		r              *machineset.Reconciler
 		set            *v1beta1.MachineSet
