@@ -1,0 +1,42 @@
+package libvirtprovider
+
+import (
+	"flag"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"machineapi.dev/machine-api/bootstrap"
+)
+
+// Options configure the provider. Start from DefaultOptions.
+type Options struct {
+	// ManagerID names this manager in the metadata of the domains it defines. User-network subnets
+	// are unique among the domains of one manager ID on a host, so two managers of one cluster must
+	// share it, and managers of different clusters may (they then share the subnets too).
+	ManagerID string
+	// APIServerURL is the URL guests on a libvirt network or bridge reach the API server at.
+	// Default: the URL the manager itself uses. Guests on the user network always use
+	// https://10.0.N.254:6443.
+	APIServerURL string
+	// CAFile is the PEM file of the CA guests verify the API server with. Default: the CA of the
+	// manager's client configuration.
+	CAFile string
+	// TokenTTL is how long a Machine's bootstrap token is valid. Default 24h.
+	TokenTTL time.Duration
+	// Clock is the time source (token expirations, seed timestamps). Default: the real clock.
+	Clock clock.PassiveClock
+}
+
+// DefaultOptions returns the options the flags default to.
+func DefaultOptions() Options {
+	return Options{ManagerID: "machine-manager", TokenTTL: bootstrap.DefaultTokenTTL}
+}
+
+// AddFlags binds the options to flags prefixed with --libvirt-.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.ManagerID, "libvirt-manager-id", o.ManagerID, "this manager's name in the metadata of its libvirt domains; user-network subnets are unique per manager ID and host")
+	fs.StringVar(&o.APIServerURL, "libvirt-apiserver-url", o.APIServerURL, "URL guests on a libvirt network or bridge reach the API server at (empty: the manager's own)")
+	fs.StringVar(&o.CAFile, "libvirt-ca-file", o.CAFile, "PEM file of the CA guests verify the API server with (empty: the CA of the manager's client configuration)")
+	fs.DurationVar(&o.TokenTTL, "libvirt-token-ttl", o.TokenTTL, "how long a Machine's bootstrap token is valid")
+}
