@@ -9,7 +9,7 @@ MODULES := drain nodelink machine-api cluster-api release
 # Modules holding API types and controllers: controller-gen runs in these.
 GEN_MODULES := machine-api cluster-api
 # Dev-only modules: built and tested with GOWORK=off, never released.
-DEV_MODULES := hack/tools hack/bench hack/lint hack/prometheus
+DEV_MODULES := hack/tools hack/bench hack/lint hack/prometheus hack/nodeimage
 # Modules make lint runs golangci-lint in (one config for all: .golangci.yml).
 LINT_MODULES := $(MODULES) $(DEV_MODULES) hack/faults
 
@@ -186,6 +186,14 @@ controlplane: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, 
 .PHONY: prometheus
 prometheus: ## Build prometheus and promtool from the module hack/prometheus pins into bin/prometheus/ (only when missing or re-pinned).
 	@hack/prometheus/build.sh > /dev/null
+
+.PHONY: node-image
+node-image: ## Build the libvirt provider's node disk image (Debian, containerd, kubelet from the pins; needs root) into ~/.cache/machineapi/node-image/ (only when missing or re-pinned); prints its folder.
+	@hack/nodeimage/build.sh
+
+.PHONY: node-image-smoke
+node-image-smoke: ## Build the node image if needed, boot it once under QEMU (TCG, user networking on loopback only) and check on its console that the seed, containerd, the images and the kubelet came up.
+	@hack/nodeimage/smoke.sh
 
 .PHONY: build-localstack
 build-localstack:
