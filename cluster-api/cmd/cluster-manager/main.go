@@ -4,32 +4,20 @@
 package main
 
 import (
-	"context"
-	"flag"
-
 	"machineapi.dev/machine-api/manager/process/command"
 
 	"machineapi.dev/cluster-api/manager"
+	"machineapi.dev/cluster-api/provider"
 	"machineapi.dev/cluster-api/provider/sim"
 )
 
 // Set at link time by the release build (docs/releasing.md).
-var (
-	version = "dev"
-	commit  = "none"
-	date    = "unknown"
-)
+var version, commit, date = "dev", "none", "unknown"
 
 func main() {
-	opts := manager.DefaultOptions()
-	opts.AddFlags(flag.CommandLine)
-	var simOpts sim.Options
-	simOpts.AddFlags(flag.CommandLine)
-	command.Main("cluster-manager", command.Build{Version: version, Commit: commit, Date: date}, func(ctx context.Context) error {
-		p, err := sim.New(simOpts)
-		if err != nil {
-			return command.UsageError(err)
-		}
-		return manager.Run(ctx, p, opts)
-	})
+	command.Manager("cluster-manager", command.Build{Version: version, Commit: commit, Date: date},
+		manager.DefaultOptions(), sim.Options{}, newProvider, manager.Run)
 }
+
+// newProvider is sim.New, returning the interface manager.Run takes.
+func newProvider(o sim.Options) (provider.Provider, error) { return sim.New(o) }

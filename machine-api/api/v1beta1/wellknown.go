@@ -50,6 +50,13 @@ const (
 	// it as ClusterAPIRevisionAnnotation, for the autoscaler.
 	RevisionAnnotation = Prefix + "revision"
 
+	// NodeUninitializedTaintKey is the taint (NoSchedule) a Machine's Node registers with, so that
+	// it takes no workloads until the node linker has given it the Machine's labels and taints: the
+	// linker removes it in the same patch that first applies them, never earlier. A provider's
+	// bootstrap registers the kubelet with it (registerWithTaints); the simulated kubelet does too.
+	// It equals nodelink.DefaultInitializationTaintKey.
+	NodeUninitializedTaintKey = "node.machineapi.dev/uninitialized"
+
 	// RemediateMachineAnnotation on a Machine asks its MachineHealthCheck to remediate it as if
 	// it were unhealthy.
 	RemediateMachineAnnotation = Prefix + "remediate-machine"

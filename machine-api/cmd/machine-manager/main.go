@@ -3,31 +3,19 @@
 package main
 
 import (
-	"context"
-	"flag"
-
 	"machineapi.dev/machine-api/manager"
 	"machineapi.dev/machine-api/manager/process/command"
+	"machineapi.dev/machine-api/provider"
 	"machineapi.dev/machine-api/provider/sim"
 )
 
 // Set at link time by the release build (docs/releasing.md).
-var (
-	version = "dev"
-	commit  = "none"
-	date    = "unknown"
-)
+var version, commit, date = "dev", "none", "unknown"
 
 func main() {
-	opts := manager.DefaultOptions()
-	opts.AddFlags(flag.CommandLine)
-	var simOpts sim.Options
-	simOpts.AddFlags(flag.CommandLine)
-	command.Main("machine-manager", command.Build{Version: version, Commit: commit, Date: date}, func(ctx context.Context) error {
-		p, err := sim.New(simOpts)
-		if err != nil {
-			return command.UsageError(err)
-		}
-		return manager.Run(ctx, p, opts)
-	})
+	command.Manager("machine-manager", command.Build{Version: version, Commit: commit, Date: date},
+		manager.DefaultOptions(), sim.Options{}, newProvider, manager.Run)
 }
+
+// newProvider is sim.New, returning the interface manager.Run takes.
+func newProvider(o sim.Options) (provider.Provider, error) { return sim.New(o) }

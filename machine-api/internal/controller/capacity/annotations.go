@@ -1,14 +1,17 @@
 package capacity
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
@@ -65,64 +68,105 @@ func fromNodeTemplate(nt *v1beta1.NodeTemplate) map[string]string {
 	return out
 }
 
-// change is what one write does to an object's annotations.
-type change struct {
-	// patch holds the annotations to set (a value) or remove (nil), the record included.
-	patch map[string]*string
-	// set are the capacity annotations written, key=value; removed the ones removed; kept the ones
-	// left alone because someone else set them.
-	set, removed, kept []string
-}
-
-// plan compares an object's annotations with want (fromNodeTemplate) and the record of what the
-// controller wrote before (v1beta1.CapacityAnnotationsAnnotation), and returns the change that
-// brings the annotations the controller owns to want, touching none that someone else set (see
-// the package documentation). The change is empty when there is nothing to do.
-func plan(annotations, want map[string]string) change {
-	record := readRecord(annotations[v1beta1.CapacityAnnotationsAnnotation])
-	c := change{patch: map[string]*string{}}
-	newRecord := map[string]string{}
+// settled reports whether annotations already say exactly want, with no record of an earlier
+// version left: then there is nothing to apply. Anything else is applied, even when the difference
+// may be someone else's (only the API server knows whose a key is).
+func settled(annotations, want map[string]string) bool {
+	if _, ok := annotations[recordAnnotation]; ok {
+		return false
+	}
 	for _, k := range keys {
 		cur, present := annotations[k]
-		wrote, recorded := record[k]
 		target, wanted := want[k]
-		switch {
-		case present && (!recorded || cur != wrote):
-			if wanted && cur != target {
-				c.kept = append(c.kept, k)
-			}
-		case wanted:
-			newRecord[k] = target
-			if cur != target || !present {
-				c.patch[k] = &target
-				c.set = append(c.set, k+"="+target)
-			}
-		case present:
-			c.patch[k] = nil
-			c.removed = append(c.removed, k)
+		if present != wanted || cur != target {
+			return false
 		}
 	}
-	if !maps.Equal(newRecord, record) || (len(newRecord) == 0 && annotations[v1beta1.CapacityAnnotationsAnnotation] != "") {
-		if len(newRecord) == 0 {
-			c.patch[v1beta1.CapacityAnnotationsAnnotation] = nil
-		} else {
-			data, _ := json.Marshal(newRecord) // a map of strings always marshals
-			v := string(data)
-			c.patch[v1beta1.CapacityAnnotationsAnnotation] = &v
-		}
-	}
-	return c
+	return true
 }
 
-// readRecord parses the record annotation; an unreadable record counts as empty (every present
-// capacity annotation then counts as someone else's).
-func readRecord(s string) map[string]string {
-	out := map[string]string{}
-	if s == "" {
-		return out
-	}
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return map[string]string{}
+// without returns want less the keys of left.
+func without(want, left map[string]string) map[string]string {
+	out := maps.Clone(want)
+	for k := range left {
+		delete(out, k)
 	}
 	return out
+}
+
+// annotationsPath is how a server-side apply conflict names an annotation: the field path
+// ".metadata.annotations.<key>".
+const annotationsPath = ".metadata.annotations."
+
+// conflicts returns the capacity annotations a server-side apply failed on because another field
+// manager owns them with another value, each with that manager's name as the API server quotes it
+// (`"kubectl-annotate"`). ok is false when err is not such a conflict, or also names another field.
+func conflicts(err error) (owners map[string]string, ok bool) {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsConflict(err) || status.Status().Details == nil {
+		return nil, false
+	}
+	owners = map[string]string{}
+	for _, cause := range status.Status().Details.Causes {
+		key, annotation := strings.CutPrefix(cause.Field, annotationsPath)
+		if cause.Type != metav1.CauseTypeFieldManagerConflict || !annotation || !slices.Contains(keys, key) {
+			return nil, false
+		}
+		// "conflict with \"kubectl-annotate\" using machine.machineapi.dev/v1beta1 at <time>"
+		manager, err := strconv.QuotedPrefix(strings.TrimPrefix(cause.Message, "conflict with "))
+		if err != nil {
+			manager = "another field manager"
+		}
+		owners[key] = manager
+	}
+	return owners, len(owners) > 0
+}
+
+// report is what one reconcile did to an object's capacity annotations, for its event and log.
+type report struct {
+	// class is the MachineClass the values come from.
+	class string
+	// set are the annotations written, key=value; removed the ones removed.
+	set, removed []string
+	// left are the annotations wanted but left alone because someone else set them, key=value
+	// (set by "manager").
+	left []string
+}
+
+// compare says what went from before to after (the object's annotations before the apply and as
+// the API server stored them), and which of want it left alone (left: key → owner, see conflicts).
+func compare(before, after map[string]string, left map[string]string, class string) report {
+	r := report{class: class}
+	for _, k := range keys {
+		was, had := before[k]
+		is, has := after[k]
+		_, kept := left[k]
+		switch {
+		case kept:
+			r.left = append(r.left, fmt.Sprintf("%s=%s (set by %s)", k, is, left[k]))
+		case has && (!had || was != is):
+			r.set = append(r.set, k+"="+is)
+		case had && !has:
+			r.removed = append(r.removed, k)
+		}
+	}
+	return r
+}
+
+// changed reports whether the write changed an annotation.
+func (r report) changed() bool { return len(r.set)+len(r.removed) > 0 }
+
+// String says what was done, for the event and the log.
+func (r report) String() string {
+	var parts []string
+	if len(r.set) > 0 {
+		parts = append(parts, fmt.Sprintf("set %s from the nodeTemplate of MachineClass %s", strings.Join(r.set, ", "), r.class))
+	}
+	if len(r.removed) > 0 {
+		parts = append(parts, "removed "+strings.Join(r.removed, ", ")+" (no nodeTemplate value for them)")
+	}
+	if len(r.left) > 0 {
+		parts = append(parts, "left alone: "+strings.Join(r.left, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

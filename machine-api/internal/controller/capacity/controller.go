@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -20,9 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
 	"machineapi.dev/machine-api/reconcile/write"
 )
+
+// FieldOwner is the server-side apply field manager of the capacity annotations: the API server
+// records under it which of them the controller wrote.
+const FieldOwner = "capacity-controller"
 
 // EventCapacityAnnotationsUpdated is the reason of the Normal event recorded when the capacity
 // annotations of an object change.
@@ -33,6 +38,9 @@ const EventCapacityAnnotationsUpdated = "CapacityAnnotationsUpdated"
 type Reconciler[T client.Object] struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads from the API server: the managed fields the cache strips, for the migration
+	// of an object an earlier version wrote. SetupWithManager sets the manager's; nil: Client.
+	APIReader client.Reader
 	// Recorder emits events on the objects.
 	Recorder events.EventRecorder
 
@@ -41,6 +49,9 @@ type Reconciler[T client.Object] struct {
 	newObj   func() T
 	newList  func() client.ObjectList
 	template func(T) *v1beta1.MachineTemplateSpec
+	// apply returns the apply configuration of obj's kind holding exactly annotations, with obj's
+	// UID as a precondition (an object re-created under the same name is not written).
+	apply func(obj T, annotations map[string]string) runtime.ApplyConfiguration
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets;machinedeployments,verbs=get;list;watch;patch
@@ -54,6 +65,9 @@ func ForMachineSets(c client.Client, rec events.EventRecorder) *Reconciler[*v1be
 		newObj:   func() *v1beta1.MachineSet { return &v1beta1.MachineSet{} },
 		newList:  func() client.ObjectList { return &v1beta1.MachineSetList{} },
 		template: func(s *v1beta1.MachineSet) *v1beta1.MachineTemplateSpec { return &s.Spec.Template },
+		apply: func(s *v1beta1.MachineSet, annotations map[string]string) runtime.ApplyConfiguration {
+			return acv1beta1.MachineSet(s.Name, s.Namespace).WithUID(s.UID).WithAnnotations(annotations)
+		},
 	}
 }
 
@@ -64,12 +78,18 @@ func ForMachineDeployments(c client.Client, rec events.EventRecorder) *Reconcile
 		newObj:   func() *v1beta1.MachineDeployment { return &v1beta1.MachineDeployment{} },
 		newList:  func() client.ObjectList { return &v1beta1.MachineDeploymentList{} },
 		template: func(d *v1beta1.MachineDeployment) *v1beta1.MachineTemplateSpec { return &d.Spec.Template },
+		apply: func(d *v1beta1.MachineDeployment, annotations map[string]string) runtime.ApplyConfiguration {
+			return acv1beta1.MachineDeployment(d.Name, d.Namespace).WithUID(d.UID).WithAnnotations(annotations)
+		},
 	}
 }
 
 // SetupWithManager watches the objects (their spec and annotations) and MachineClasses, which it
 // maps to the objects using them through the class index the manager registers.
 func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.name).
 		For(r.newObj(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -90,26 +110,106 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req reconcile.Request) (r
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	c := plan(obj.GetAnnotations(), fromNodeTemplate(nt))
-	if len(c.patch) == 0 {
+	want := fromNodeTemplate(nt)
+	if settled(obj.GetAnnotations(), want) {
 		return reconcile.Result{}, nil
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": c.patch, "resourceVersion": obj.GetResourceVersion(),
-	}})
+	if _, old := obj.GetAnnotations()[recordAnnotation]; old {
+		if err := r.migrate(ctx, req); err != nil {
+			return write.RequeueOnConflict(reconcile.Result{}, client.IgnoreNotFound(err))
+		}
+	}
+	after, left, err := r.applyAnnotations(ctx, obj, want)
 	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return write.RequeueOnConflict(reconcile.Result{}, client.IgnoreNotFound(
-			fmt.Errorf("writing the capacity annotations of %s: %w", req.NamespacedName, err)))
+			fmt.Errorf("applying the capacity annotations of %s: %w", req.NamespacedName, err)))
 	}
-	if len(c.set)+len(c.removed) > 0 {
-		msg := describe(c, class)
-		log.FromContext(ctx).Info("updated the cluster-autoscaler's capacity annotations", "change", msg)
-		r.Recorder.Eventf(obj, nil, "Normal", EventCapacityAnnotationsUpdated, "UpdateCapacity", msg)
+	done := compare(obj.GetAnnotations(), after, left, class)
+	switch {
+	case done.changed():
+		log.FromContext(ctx).Info("updated the cluster-autoscaler's capacity annotations", "change", done.String())
+		r.Recorder.Eventf(obj, nil, "Normal", EventCapacityAnnotationsUpdated, "UpdateCapacity", "%s", done)
+	case len(left) > 0:
+		log.FromContext(ctx).V(1).Info("capacity annotations up to date", "change", done.String())
 	}
 	return reconcile.Result{}, nil
+}
+
+// applyAnnotations applies want under FieldOwner, without forcing: the API server answers with a
+// conflict naming the capacity annotations another field manager owns with another value (set by
+// hand); those are left out and the rest applied again. It returns the object's annotations as
+// stored and the keys left alone, each with its owner. Annotations the controller applied before
+// and leaves out now are removed by the API server when it is their only owner.
+func (r *Reconciler[T]) applyAnnotations(ctx context.Context, obj T, want map[string]string) (map[string]string, map[string]string, error) {
+	left := map[string]string{}
+	for {
+		// A new apply configuration each time: the client decodes the answer, the whole object, into it.
+		ac := r.apply(obj, without(want, left))
+		err := r.Client.Apply(ctx, ac, client.FieldOwner(FieldOwner))
+		if err == nil {
+			after, err := annotationsOf(ac)
+			return after, left, err
+		}
+		owners, ok := conflicts(err)
+		if !ok {
+			return nil, nil, err
+		}
+		for k, owner := range owners {
+			if _, again := left[k]; again {
+				return nil, nil, err // cannot happen: a key left out conflicts no more
+			}
+			left[k] = owner
+		}
+	}
+}
+
+// migrate takes over, once, the annotations the record of an earlier version names as the
+// controller's (see takeOver), and removes the record: one merge patch of the annotations and the
+// managed fields, read from the API server (the cache strips them) and guarded by the
+// resourceVersion read.
+func (r *Reconciler[T]) migrate(ctx context.Context, req reconcile.Request) error {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	live := r.newObj()
+	if err := reader.Get(ctx, req.NamespacedName, live); err != nil {
+		return fmt.Errorf("reading %s for the migration of its capacity annotations: %w", req.NamespacedName, err)
+	}
+	managed, ours, ok, err := takeOver(live.GetAnnotations(), live.GetManagedFields(), FieldOwner, metav1.Now())
+	switch {
+	case err != nil:
+		return fmt.Errorf("taking over the capacity annotations of %s: %w", req.NamespacedName, err)
+	case !ok:
+		return nil // already done; the cache is behind
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": live.GetResourceVersion(),
+		"annotations":     map[string]any{recordAnnotation: nil},
+		"managedFields":   managed,
+	}})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("taking over the capacity annotations of %s: %w", req.NamespacedName, err)
+	}
+	log.FromContext(ctx).Info("took over the capacity annotations an earlier version recorded, and removed its record",
+		"annotations", ours)
+	return nil
+}
+
+// annotationsOf returns the annotations of the object an apply configuration holds.
+func annotationsOf(ac runtime.ApplyConfiguration) (map[string]string, error) {
+	data, err := json.Marshal(ac)
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer to an apply: %w", err)
+	}
+	var obj metav1.PartialObjectMetadata
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("reading the answer to an apply: %w", err)
+	}
+	return obj.Annotations, nil
 }
 
 // nodeTemplate returns the nodeTemplate of the MachineClass obj's template refers to and the
@@ -143,19 +243,4 @@ func (r *Reconciler[T]) usersOf(ctx context.Context, class client.Object) []reco
 		return nil
 	})
 	return reqs
-}
-
-// describe says what a change did, for the event and the log.
-func describe(c change, class string) string {
-	var parts []string
-	if len(c.set) > 0 {
-		parts = append(parts, fmt.Sprintf("set %s from the nodeTemplate of MachineClass %s", strings.Join(c.set, ", "), class))
-	}
-	if len(c.removed) > 0 {
-		parts = append(parts, "removed "+strings.Join(c.removed, ", ")+" (no nodeTemplate value for them)")
-	}
-	if len(c.kept) > 0 {
-		parts = append(parts, "left "+strings.Join(c.kept, ", ")+" as set by someone else")
-	}
-	return strings.Join(parts, "; ")
 }

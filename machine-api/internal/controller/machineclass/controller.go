@@ -3,6 +3,7 @@ package machineclass
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -85,6 +86,7 @@ func (r *Reconciler) users(ctx context.Context, class *v1beta1.MachineClass) ([]
 	for i := range list.Items {
 		names = append(names, list.Items[i].Name)
 	}
+	slices.Sort(names) // the same message, in the same order, on every reconcile
 	return names, nil
 }
 

@@ -3,6 +3,11 @@
 // removes it once none does, so deleting an unused class is immediate and deleting a used one waits
 // (with a Warning event naming the Machines) until they are gone or point elsewhere.
 //
-// Machines are found through the machine controller's spec.providerSpec.machineClass.name index.
-// There are no timed requeues: Machine events bring the class back.
+// Machines are found through the machine controller's spec.providerSpec.machineClass.name index;
+// a Machine that moves to another class brings both classes back. There are no timed requeues:
+// Machine events bring the class back. A paused class (see v1beta1.PausedBy) is left alone. The
+// finalizer is written with a merge patch guarded by the resourceVersion read; a conflict is
+// retried after write.ConflictRetry without an error.
+//
+// Tests: machineclass_test.go (envtest, the whole manager running).
 package machineclass

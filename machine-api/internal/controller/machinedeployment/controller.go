@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -57,7 +58,8 @@ type Reconciler struct {
 	// written are the deployment's own status writes the cache does not show yet.
 	written *pending.Writes
 	// kept are the Machines of its current set findStale kept (see uptodate.Checked).
-	kept uptodate.Checked
+	kept     uptodate.Checked
+	initOnce sync.Once
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments,verbs=get;list;watch;update;patch
@@ -75,11 +77,7 @@ type Reconciler struct {
 // index.MachineBySet and a class's deployments through index.MachineDeploymentByClass, which the
 // manager registers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	r.expectations = pending.New(r.Clock, expectationsTimeout)
-	r.written = pending.New(r.Clock, expectationsTimeout)
+	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machinedeployment").
 		For(&v1beta1.MachineDeployment{}, builder.WithPredicates(
@@ -100,6 +98,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // (spec.rollout, an edited MachineClass), scales or rolls out by its strategy and prunes old empty
 // sets. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
+	r.init()
 	md, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineDeployment{}, r.written, r.expectations)
 	if err != nil || md == nil {
 		if md == nil && err == nil {
@@ -140,6 +139,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	)
 }
 
+// init makes the controller's records of its own writes, once (SetupWithManager, or the first
+// Reconcile of a test that calls it directly).
+func (r *Reconciler) init() {
+	r.initOnce.Do(func() {
+		if r.Clock == nil {
+			r.Clock = clock.RealClock{}
+		}
+		r.expectations = pending.New(r.Clock, expectationsTimeout)
+		r.written = pending.New(r.Clock, expectationsTimeout)
+	})
+}
+
 // writeStatus writes the status computed from s with one server-side apply, or nothing if it did
 // not change, and returns a requeue for when the progress deadline passes. The deployment
 // controller owns the whole status; the write cannot conflict (see package write), and the next
@@ -153,7 +164,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) (ctrl.Result, er
 	if equality.Semantic.DeepEqual(status, s.md.Status) {
 		return deadline, nil
 	}
-	updated, err := write.Status(ctx, r.Client, r.written, s.md, statusApply(s.md, status), FieldOwner, &v1beta1.MachineDeployment{})
+	ac, err := statusApply(s.md, status)
+	if err != nil {
+		return deadline, err
+	}
+	updated, err := write.Status(ctx, r.Client, r.written, s.md, ac, FieldOwner, &v1beta1.MachineDeployment{})
 	if err != nil {
 		return deadline, fmt.Errorf("writing the status of MachineDeployment %s/%s: %w", s.md.Namespace, s.md.Name, err)
 	}

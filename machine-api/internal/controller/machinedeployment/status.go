@@ -12,6 +12,7 @@ import (
 	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/internal/autoscaler"
 	"machineapi.dev/machine-api/reconcile/conditions"
+	"machineapi.dev/machine-api/reconcile/write"
 )
 
 // computeStatus returns the deployment's new status from its sets as the reconcile saw them. It
@@ -126,20 +127,12 @@ func deadline(md *v1beta1.MachineDeployment) time.Duration {
 }
 
 // statusApply returns the server-side apply configuration of st, the whole status of md (the
-// deployment controller owns all of it). The UID makes the write fail rather than land on a
-// deployment re-created under the same name.
-func statusApply(md *v1beta1.MachineDeployment, st v1beta1.MachineDeploymentStatus) *acv1beta1.MachineDeploymentApplyConfiguration {
-	ac := acv1beta1.MachineDeploymentStatus().
-		WithReplicas(st.Replicas).
-		WithUpdatedReplicas(st.UpdatedReplicas).
-		WithUpToDateReplicas(st.UpToDateReplicas).
-		WithReadyReplicas(st.ReadyReplicas).
-		WithAvailableReplicas(st.AvailableReplicas).
-		WithUnavailableReplicas(st.UnavailableReplicas).
-		WithObservedGeneration(st.ObservedGeneration).
-		WithConditions(conditions.ApplyConfigurations(st.Conditions)...)
-	if st.Selector != "" {
-		ac.WithSelector(st.Selector)
+// deployment controller owns all of it: write.WholeStatus sends every field). The UID makes the
+// write fail rather than land on a deployment re-created under the same name.
+func statusApply(md *v1beta1.MachineDeployment, st v1beta1.MachineDeploymentStatus) (*acv1beta1.MachineDeploymentApplyConfiguration, error) {
+	ac, err := write.WholeStatus[acv1beta1.MachineDeploymentStatusApplyConfiguration](st)
+	if err != nil {
+		return nil, err
 	}
-	return acv1beta1.MachineDeployment(md.Name, md.Namespace).WithUID(md.UID).WithStatus(ac)
+	return acv1beta1.MachineDeployment(md.Name, md.Namespace).WithUID(md.UID).WithStatus(ac), nil
 }
