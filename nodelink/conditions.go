@@ -53,3 +53,9 @@ const (
 	// machine's providerID is linked again.
 	ReasonNodeDeleted = "NodeDeleted"
 )
+
+// EventNodeMetadataRefused (Warning, on the machine): the patch that gives the linked Node the
+// machine's labels, annotations and taints was refused (not a conflict, which is retried on the
+// Node's next version); the Node keeps its initialization taint, and takes no workloads, until a
+// retry succeeds. The message names the Node and the API server's answer.
+const EventNodeMetadataRefused = "NodeMetadataRefused"

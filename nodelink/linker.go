@@ -109,7 +109,7 @@ func newLinker[M client.Object](ctx context.Context, machines, nodes, owned clus
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = ctrllog.Log.WithName(opts.Name)
 	}
-	keys := keysFor(opts.AnnotationPrefix)
+	keys := keysFor(opts.AnnotationPrefix, opts.InitializationTaintKey)
 	r := &reconciler[M]{
 		adapter:   adapter,
 		opts:      opts,

@@ -16,6 +16,12 @@ import (
 // and so on.
 const DefaultAnnotationPrefix = "machine.machineapi.dev"
 
+// DefaultInitializationTaintKey is the taint a machine's Node registers with (the kubelet's
+// --register-with-taints, or registerWithTaints in its configuration) so that it takes no pods
+// until nodelink has given it the machine's labels and taints: nodelink removes it in the same
+// patch that first applies them, and never before.
+const DefaultInitializationTaintKey = "node.machineapi.dev/uninitialized"
+
 // Defaults of Options.
 const (
 	// DefaultName names a linker's controller when Options.Name is empty.
@@ -41,6 +47,12 @@ type Options struct {
 	// and <prefix>/taints-from-machine. Use the machine kind's API group (cluster-autoscaler
 	// looks for <group>/machine). Defaults to DefaultAnnotationPrefix.
 	AnnotationPrefix string
+
+	// InitializationTaintKey is the key of the taint (any effect) that keeps a Node from taking
+	// workloads until its machine's metadata is on it: nodelink removes it from a linked Node in
+	// the patch that applies the machine's labels, annotations and taints, never earlier, and a
+	// Node whose patch fails keeps it. Defaults to DefaultInitializationTaintKey.
+	InitializationTaintKey string
 
 	// Namespace, when set, restricts the linker to machines in this namespace.
 	Namespace string
@@ -97,6 +109,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if errs := validation.IsDNS1123Subdomain(o.AnnotationPrefix); len(errs) > 0 {
 		return o, fmt.Errorf("Options.AnnotationPrefix %q must be a DNS subdomain: %v", o.AnnotationPrefix, errs)
+	}
+	if o.InitializationTaintKey == "" {
+		o.InitializationTaintKey = DefaultInitializationTaintKey
+	}
+	if errs := validation.IsQualifiedName(o.InitializationTaintKey); len(errs) > 0 {
+		return o, fmt.Errorf("Options.InitializationTaintKey %q must be a qualified name: %v", o.InitializationTaintKey, errs)
 	}
 	if o.Selector == nil {
 		o.Selector = labels.Everything()

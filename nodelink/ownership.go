@@ -20,15 +20,18 @@ type annotationKeys struct {
 	OwnedLabels      string
 	OwnedAnnotations string
 	OwnedTaints      string
+	// Gate is the initialization taint's key (Options.InitializationTaintKey).
+	Gate string
 }
 
-func keysFor(prefix string) annotationKeys {
+func keysFor(prefix, gate string) annotationKeys {
 	return annotationKeys{
 		Machine:          prefix + "/machine",
 		ClusterNamespace: prefix + "/cluster-namespace",
 		OwnedLabels:      prefix + "/labels-from-machine",
 		OwnedAnnotations: prefix + "/annotations-from-machine",
 		OwnedTaints:      prefix + "/taints-from-machine",
+		Gate:             gate,
 	}
 }
 
@@ -62,7 +65,9 @@ type nodeMeta struct {
 // desired keys are set (the machine's value wins over a value already there, and the key becomes
 // owned), keys recorded as owned that the machine no longer wants are removed, and every other key
 // is left alone. Taints are identified by key and effect; a NoExecute taint the Node did not have
-// gets TimeAdded = now unless the machine gives one. cur is not modified.
+// gets TimeAdded = now unless the machine gives one. The initialization taint (k.Gate) goes in the
+// same change, once the machine's metadata is on: the Node may take workloads from then on. A
+// release (machine zero) leaves it. cur is not modified.
 func applyMachine(cur nodeMeta, want NodeMetadata, machine types.NamespacedName, k annotationKeys, now metav1.Time) nodeMeta {
 	out := nodeMeta{
 		Labels:      maps.Clone(cur.Labels),
@@ -76,6 +81,9 @@ func applyMachine(cur nodeMeta, want NodeMetadata, machine types.NamespacedName,
 	out.Annotations = applyOwnedMap(out.Annotations, splitList(cur.Annotations[k.OwnedAnnotations]), wantAnnotations)
 	wantTaints := uniqueTaints(want.Taints)
 	out.Taints = applyOwnedTaints(out.Taints, splitList(cur.Annotations[k.OwnedTaints]), wantTaints, now)
+	if machine.Name != "" && k.Gate != "" && !slices.ContainsFunc(wantTaints, func(t corev1.Taint) bool { return t.Key == k.Gate }) {
+		out.Taints = slices.DeleteFunc(out.Taints, func(t corev1.Taint) bool { return t.Key == k.Gate })
+	}
 
 	out.Annotations = setOrDelete(out.Annotations, k.Machine, machine.Name)
 	out.Annotations = setOrDelete(out.Annotations, k.ClusterNamespace, machine.Namespace)

@@ -10,8 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// TestApplyMachine protects what nodelink writes on a linked Node: the machine's metadata, owned
+// and recorded, every other key left alone, and the initialization taint removed in the same
+// change.
 func TestApplyMachine(t *testing.T) {
-	k := keysFor("machine.machineapi.dev")
+	k := keysFor("machine.machineapi.dev", DefaultInitializationTaintKey)
 	m1 := types.NamespacedName{Namespace: "ns", Name: "m1"}
 	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	linkedAnnotations := func(extra map[string]string) map[string]string {
@@ -112,6 +115,24 @@ func TestApplyMachine(t *testing.T) {
 			want: NodeMetadata{Annotations: map[string]string{k.Machine: "evil", k.OwnedLabels: "kubernetes.io/hostname", "ok": "1"}},
 			out:  nodeMeta{Annotations: linkedAnnotations(map[string]string{"ok": "1", k.OwnedAnnotations: "ok"})},
 		},
+		"the initialization taint goes in the same change that brings the machine's labels and taints": {
+			cur: nodeMeta{
+				Labels: map[string]string{"kubernetes.io/hostname": "n1"},
+				Taints: []corev1.Taint{noSchedule("foreign", ""), noSchedule(DefaultInitializationTaintKey, "")},
+			},
+			want: NodeMetadata{Labels: map[string]string{"node-role.kubernetes.io/db": ""}, Taints: []corev1.Taint{noSchedule("dedicated", "db")}},
+			out: nodeMeta{
+				Labels: map[string]string{"kubernetes.io/hostname": "n1", "node-role.kubernetes.io/db": ""},
+				Annotations: linkedAnnotations(map[string]string{
+					k.OwnedLabels: "node-role.kubernetes.io/db", k.OwnedTaints: "dedicated:NoSchedule",
+				}),
+				Taints: []corev1.Taint{noSchedule("foreign", ""), noSchedule("dedicated", "db")},
+			},
+		},
+		"the initialization taint goes whatever its effect, also for a machine that asks for nothing": {
+			cur: nodeMeta{Taints: []corev1.Taint{{Key: DefaultInitializationTaintKey, Effect: corev1.TaintEffectNoExecute}}},
+			out: nodeMeta{Annotations: linkedAnnotations(nil), Taints: []corev1.Taint{}},
+		},
 		"a Node in sync is unchanged": {
 			cur: nodeMeta{
 				Labels:      map[string]string{"pool": "a"},
@@ -139,19 +160,21 @@ func TestApplyMachine(t *testing.T) {
 }
 
 func TestReleaseMachine(t *testing.T) {
-	k := keysFor("cluster.x-k8s.io")
+	k := keysFor("cluster.x-k8s.io", DefaultInitializationTaintKey)
 	cur := nodeMeta{
 		Labels: map[string]string{"pool": "a", "foreign": "yes"},
 		Annotations: map[string]string{
 			k.Machine: "m1", k.ClusterNamespace: "ns", "team": "x", "foreign": "yes",
 			k.OwnedLabels: "pool", k.OwnedAnnotations: "team", k.OwnedTaints: "dedicated:NoSchedule",
 		},
-		Taints: []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}, {Key: "foreign", Effect: corev1.TaintEffectNoSchedule}},
+		Taints: []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}, {Key: "foreign", Effect: corev1.TaintEffectNoSchedule},
+			{Key: DefaultInitializationTaintKey, Effect: corev1.TaintEffectNoSchedule}},
 	}
 	want := nodeMeta{
 		Labels:      map[string]string{"foreign": "yes"},
 		Annotations: map[string]string{"foreign": "yes"},
-		Taints:      []corev1.Taint{{Key: "foreign", Effect: corev1.TaintEffectNoSchedule}},
+		// A release is no initialization: a Node still gated stays gated.
+		Taints: []corev1.Taint{{Key: "foreign", Effect: corev1.TaintEffectNoSchedule}, {Key: DefaultInitializationTaintKey, Effect: corev1.TaintEffectNoSchedule}},
 	}
 	if got := releaseMachine(cur, k); !equality.Semantic.DeepEqual(got, want) {
 		t.Errorf("releaseMachine() =\n%+v\nwant\n%+v", got, want)

@@ -80,6 +80,8 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 			}
 			return reconcile.Result{}, nil
 		}
+		r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, EventNodeMetadataRefused, "LinkNode",
+			"%v; until it is applied, Node %s lacks the machine's labels and taints, and keeps the %s taint it registered with (no workloads land on it)", err, s.node.Name, r.keys.Gate)
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.recordStatus(ctx, s)

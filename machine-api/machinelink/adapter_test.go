@@ -101,3 +101,12 @@ func TestLinkApplyConfiguration(t *testing.T) {
 		})
 	}
 }
+
+// TestInitializationTaint protects the one name of the initialization taint: the one the simulated
+// kubelet and providers register Nodes with (v1beta1) is the one the node linker removes.
+func TestInitializationTaint(t *testing.T) {
+	if v1beta1.NodeUninitializedTaintKey != nodelink.DefaultInitializationTaintKey {
+		t.Errorf("v1beta1.NodeUninitializedTaintKey %q, nodelink.DefaultInitializationTaintKey %q: they must be the same",
+			v1beta1.NodeUninitializedTaintKey, nodelink.DefaultInitializationTaintKey)
+	}
+}

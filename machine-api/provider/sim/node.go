@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
 // Ready condition reasons, as a real kubelet and node lifecycle controller write them.
@@ -41,7 +43,11 @@ func (p *Provider) register(ctx context.Context, inst Instance) error {
 				InstanceLabel:                  string(inst.ID),
 			},
 		},
-		Spec: corev1.NodeSpec{ProviderID: inst.ProviderID},
+		// Registered as a bootstrapped kubelet is (--register-with-taints): no workloads until
+		// the node linker has applied the Machine's labels and taints and removed the taint.
+		Spec: corev1.NodeSpec{ProviderID: inst.ProviderID, Taints: []corev1.Taint{
+			{Key: v1beta1.NodeUninitializedTaintKey, Effect: corev1.TaintEffectNoSchedule},
+		}},
 		Status: corev1.NodeStatus{
 			Capacity:    inst.Capacity,
 			Allocatable: inst.Capacity,

@@ -28,6 +28,7 @@ type config struct {
 	gvk                     string
 	paths                   nodelink.FieldPaths
 	annotationPrefix        string
+	initializationTaintKey  string
 	pausedAnnotation        string
 	nodeKubeconfig          string
 	namespace               string
@@ -57,6 +58,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	fs.StringVar(&c.paths.Annotations, "annotations-path", d.Annotations, "path of the annotations (a string map) the machine wants on its Node; empty: none")
 	fs.StringVar(&c.paths.Taints, "taints-path", d.Taints, "path of the taints (a list of {key, value, effect}) the machine wants on its Node; empty: none")
 	fs.StringVar(&c.annotationPrefix, "annotation-prefix", "", "prefix of the annotations written on Nodes (<prefix>/machine, ...); default: the machine kind's API group")
+	fs.StringVar(&c.initializationTaintKey, "initialization-taint-key", nodelink.DefaultInitializationTaintKey, "key of the taint a machine's Node registers with, that keeps workloads off it until nodelink has applied the machine's labels and taints (nodelink removes it then, in the same patch)")
 	fs.StringVar(&c.pausedAnnotation, "paused-annotation", "", "machines with this annotation are left alone, and so are their Nodes; default: <annotation-prefix>/paused; \"-\": none")
 	fs.StringVar(&c.nodeKubeconfig, "node-kubeconfig", "", "kubeconfig of the cluster whose Nodes are linked; default: the machines' cluster")
 	fs.StringVar(&c.namespace, "namespace", "", "link only the machines of this namespace (and cache only those)")
@@ -188,6 +190,7 @@ func run(ctx context.Context, c config) error {
 	}
 	err = nodelink.Setup(ctx, mgr, nodes, adapter, nodelink.Options{
 		AnnotationPrefix:        c.annotationPrefix,
+		InitializationTaintKey:  c.initializationTaintKey,
 		Paused:                  paused,
 		Namespace:               c.namespace,
 		Selector:                selector,
