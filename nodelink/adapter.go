@@ -90,4 +90,8 @@ type NodeMetadata struct {
 	// Taints are set on the Node and owned by the machine; a taint is identified by key and
 	// effect, and its value follows the machine.
 	Taints []corev1.Taint
+	// InitializationTaints are put on the Node once, in the patch that initializes it (the one
+	// that removes the initialization taint, or that first links a Node registered without it),
+	// and never owned: afterwards they are the Node's, whoever removes or changes them.
+	InitializationTaints []corev1.Taint
 }

@@ -65,9 +65,10 @@ type nodeMeta struct {
 // desired keys are set (the machine's value wins over a value already there, and the key becomes
 // owned), keys recorded as owned that the machine no longer wants are removed, and every other key
 // is left alone. Taints are identified by key and effect; a NoExecute taint the Node did not have
-// gets TimeAdded = now unless the machine gives one. The initialization taint (k.Gate) goes in the
-// same change, once the machine's metadata is on: the Node may take workloads from then on. A
-// release (machine zero) leaves it. cur is not modified.
+// gets TimeAdded = now unless the machine gives one. When the change initializes the Node (see
+// initializing), it also adds the machine's initialization taints, unowned, and removes the
+// initialization taint (k.Gate): the Node may take workloads from then on, with the machine's
+// metadata in force. A release (machine zero) initializes nothing. cur is not modified.
 func applyMachine(cur nodeMeta, want NodeMetadata, machine types.NamespacedName, k annotationKeys, now metav1.Time) nodeMeta {
 	out := nodeMeta{
 		Labels:      maps.Clone(cur.Labels),
@@ -81,8 +82,11 @@ func applyMachine(cur nodeMeta, want NodeMetadata, machine types.NamespacedName,
 	out.Annotations = applyOwnedMap(out.Annotations, splitList(cur.Annotations[k.OwnedAnnotations]), wantAnnotations)
 	wantTaints := uniqueTaints(want.Taints)
 	out.Taints = applyOwnedTaints(out.Taints, splitList(cur.Annotations[k.OwnedTaints]), wantTaints, now)
-	if machine.Name != "" && k.Gate != "" && !slices.ContainsFunc(wantTaints, func(t corev1.Taint) bool { return t.Key == k.Gate }) {
-		out.Taints = slices.DeleteFunc(out.Taints, func(t corev1.Taint) bool { return t.Key == k.Gate })
+	if machine.Name != "" && initializing(cur, machine, k) {
+		out.Taints = addTaints(out.Taints, uniqueTaints(want.InitializationTaints), now)
+		if k.Gate != "" && !slices.ContainsFunc(wantTaints, func(t corev1.Taint) bool { return t.Key == k.Gate }) {
+			out.Taints = slices.DeleteFunc(out.Taints, func(t corev1.Taint) bool { return t.Key == k.Gate })
+		}
 	}
 
 	out.Annotations = setOrDelete(out.Annotations, k.Machine, machine.Name)
@@ -95,6 +99,15 @@ func applyMachine(cur nodeMeta, want NodeMetadata, machine types.NamespacedName,
 	}
 	out.Annotations = setOrDelete(out.Annotations, k.OwnedTaints, joinList(taintKeys))
 	return out
+}
+
+// initializing reports whether a change of cur for machine initializes the Node: it still carries
+// the initialization taint, or it registered without one and machine has not claimed it yet.
+func initializing(cur nodeMeta, machine types.NamespacedName, k annotationKeys) bool {
+	if k.Gate != "" && slices.ContainsFunc(cur.Taints, func(t corev1.Taint) bool { return t.Key == k.Gate }) {
+		return true
+	}
+	return k.claimedBy(cur.Annotations) != machine
 }
 
 // releaseMachine returns cur without anything a machine owned and without the annotations naming
@@ -128,6 +141,13 @@ func applyOwnedTaints(taints []corev1.Taint, owned []string, want []corev1.Taint
 		id := taintID(t)
 		return slices.Contains(owned, id) && !slices.ContainsFunc(want, func(w corev1.Taint) bool { return taintID(w) == id })
 	})
+	return addTaints(taints, want, now)
+}
+
+// addTaints adds each taint of want to taints, or sets the value of the one with its key and
+// effect, keeping the order of the taints already there. A NoExecute taint added gets TimeAdded =
+// now unless it has one.
+func addTaints(taints []corev1.Taint, want []corev1.Taint, now metav1.Time) []corev1.Taint {
 	for _, w := range want {
 		i := slices.IndexFunc(taints, func(t corev1.Taint) bool { return t.Key == w.Key && t.Effect == w.Effect })
 		if i >= 0 {

@@ -133,6 +133,21 @@ func TestApplyMachine(t *testing.T) {
 			cur: nodeMeta{Taints: []corev1.Taint{{Key: DefaultInitializationTaintKey, Effect: corev1.TaintEffectNoExecute}}},
 			out: nodeMeta{Annotations: linkedAnnotations(nil), Taints: []corev1.Taint{}},
 		},
+		"initialization taints come with the patch that removes the initialization taint, unowned": {
+			cur:  nodeMeta{Taints: []corev1.Taint{noSchedule(DefaultInitializationTaintKey, "")}},
+			want: NodeMetadata{InitializationTaints: []corev1.Taint{noSchedule("warming-up", "")}},
+			out:  nodeMeta{Annotations: linkedAnnotations(nil), Taints: []corev1.Taint{noSchedule("warming-up", "")}},
+		},
+		"initialization taints come at the first link of a Node registered without the initialization taint": {
+			cur:  nodeMeta{},
+			want: NodeMetadata{InitializationTaints: []corev1.Taint{noSchedule("warming-up", "")}},
+			out:  nodeMeta{Annotations: linkedAnnotations(nil), Taints: []corev1.Taint{noSchedule("warming-up", "")}},
+		},
+		"initialization taints are not put back on an initialized Node that lost them": {
+			cur:  nodeMeta{Annotations: linkedAnnotations(nil)},
+			want: NodeMetadata{InitializationTaints: []corev1.Taint{noSchedule("warming-up", "")}},
+			out:  nodeMeta{Annotations: linkedAnnotations(nil)},
+		},
 		"a Node in sync is unchanged": {
 			cur: nodeMeta{
 				Labels:      map[string]string{"pool": "a"},

@@ -96,6 +96,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1beta1.MachineStatusApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("MachineStatusVersions"):
 		return &apiv1beta1.MachineStatusVersionsApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("MachineTaint"):
+		return &apiv1beta1.MachineTaintApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("MachineTemplateSpec"):
 		return &apiv1beta1.MachineTemplateSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("MachineVersions"):

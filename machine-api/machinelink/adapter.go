@@ -55,13 +55,18 @@ func (Adapter) InternalIPs(m *v1beta1.Machine) []string {
 	return ips
 }
 
-// NodeMetadata implements nodelink.Adapter: spec.metadata and spec.taints.
+// NodeMetadata implements nodelink.Adapter: spec.metadata, and spec.taints by propagation (Always
+// taints kept in sync, OnInitialization taints put on when the Node is initialized).
 func (Adapter) NodeMetadata(m *v1beta1.Machine) nodelink.NodeMetadata {
-	return nodelink.NodeMetadata{
-		Labels:      m.Spec.Metadata.Labels,
-		Annotations: m.Spec.Metadata.Annotations,
-		Taints:      m.Spec.Taints,
+	md := nodelink.NodeMetadata{Labels: m.Spec.Metadata.Labels, Annotations: m.Spec.Metadata.Annotations}
+	for _, t := range m.Spec.Taints {
+		if t.Propagation == v1beta1.TaintPropagationOnInitialization {
+			md.InitializationTaints = append(md.InitializationTaints, t.Taint())
+		} else {
+			md.Taints = append(md.Taints, t.Taint())
+		}
 	}
+	return md
 }
 
 // NodeRef implements nodelink.Adapter.

@@ -27,7 +27,8 @@ func TestAdapter(t *testing.T) {
 		{Type: corev1.NodeInternalIP, Address: "10.0.0.2"},
 	}
 	m.Spec.Metadata.Labels = map[string]string{"pool": "a"}
-	m.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+	m.Spec.Taints = []v1beta1.MachineTaint{{Key: "k", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "warming-up", Effect: corev1.TaintEffectNoSchedule, Propagation: v1beta1.TaintPropagationOnInitialization}}
 
 	if got := a.ProviderID(m); got != "sim:///i-1" {
 		t.Errorf("ProviderID = %q", got)
@@ -35,8 +36,9 @@ func TestAdapter(t *testing.T) {
 	if got := a.InternalIPs(m); !slices.Equal(got, []string{"10.0.0.1", "10.0.0.2"}) {
 		t.Errorf("InternalIPs = %q, want the non-empty InternalIP addresses", got)
 	}
-	if md := a.NodeMetadata(m); md.Labels["pool"] != "a" || len(md.Taints) != 1 {
-		t.Errorf("NodeMetadata = %+v, want spec.metadata and spec.taints", md)
+	if md := a.NodeMetadata(m); md.Labels["pool"] != "a" || len(md.Taints) != 1 || md.Taints[0].Key != "k" ||
+		len(md.InitializationTaints) != 1 || md.InitializationTaints[0].Key != "warming-up" {
+		t.Errorf("NodeMetadata = %+v, want spec.metadata, and spec.taints split by propagation", md)
 	}
 	if a.NodeRef(m) != nil {
 		t.Errorf("NodeRef of an unlinked Machine = %+v, want nil", a.NodeRef(m))

@@ -157,3 +157,49 @@ var _ = Describe("A Node of a Machine", func() {
 		}, "3s").Should(BeEmpty(), "no pod kept off the pool was ever bound to one of its Nodes")
 	})
 })
+
+var _ = Describe("A Machine's taints", func() {
+	It("keep an Always taint in sync, and put an OnInitialization taint on once, leaving it to the Node's owner after", func() {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "taints-"}}
+		Expect(k8s.Create(ctx, ns)).To(Succeed())
+		set := builder.MachineSet(ns.Name, "warm", 1).Build()
+		set.Spec.Template.Spec.Taints = []v1beta1.MachineTaint{
+			{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}, // Always, the default
+			{Key: "warming-up", Effect: corev1.TaintEffectNoSchedule, Propagation: v1beta1.TaintPropagationOnInitialization},
+		}
+		Expect(k8s.Create(ctx, set)).To(Succeed())
+		var node string
+		Eventually(func() string {
+			list := &v1beta1.MachineList{}
+			Expect(k8s.List(ctx, list, client.InNamespace(ns.Name))).To(Succeed())
+			if len(list.Items) != 1 || list.Items[0].Status.NodeRef == nil {
+				return ""
+			}
+			node = list.Items[0].Status.NodeRef.Name
+			return node
+		}).ShouldNot(BeEmpty())
+		taintKeys := func() []string {
+			n := &corev1.Node{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
+			var keys []string
+			for _, t := range n.Spec.Taints {
+				keys = append(keys, t.Key)
+			}
+			return keys
+		}
+		Eventually(taintKeys).Should(ConsistOf("dedicated", "warming-up"), "both, in the patch that initializes the Node")
+		Expect(taintKeys()).NotTo(ContainElement(v1beta1.NodeUninitializedTaintKey))
+
+		By("the Node's owner removes both: the OnInitialization taint stays off, the Always one comes back")
+		Eventually(func() error {
+			n := &corev1.Node{}
+			if err := k8s.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+				return err
+			}
+			n.Spec.Taints = nil
+			return k8s.Update(ctx, n)
+		}).Should(Succeed())
+		Eventually(taintKeys).Should(ConsistOf("dedicated"))
+		Consistently(taintKeys, "2s").Should(ConsistOf("dedicated"))
+	})
+})

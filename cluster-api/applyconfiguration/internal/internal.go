@@ -257,11 +257,27 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         list:
           elementType:
-            namedType: io.k8s.api.core.v1.Taint
+            namedType: dev.machineapi.machine-api.api.v1beta1.MachineTaint
           elementRelationship: atomic
     - name: versions
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.MachineVersions
+- name: dev.machineapi.machine-api.api.v1beta1.MachineTaint
+  map:
+    fields:
+    - name: effect
+      type:
+        namedType: io.k8s.api.core.v1.TaintEffect
+    - name: key
+      type:
+        scalar: string
+    - name: propagation
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.TaintPropagation
+      default: Always
+    - name: value
+      type:
+        scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.MachineTemplateSpec
   map:
     fields:
@@ -302,21 +318,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: value
       type:
         namedType: __untyped_atomic_
-- name: io.k8s.api.core.v1.Taint
-  map:
-    fields:
-    - name: effect
-      type:
-        namedType: io.k8s.api.core.v1.TaintEffect
-    - name: key
-      type:
-        scalar: string
-    - name: timeAdded
-      type:
-        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
-    - name: value
-      type:
-        scalar: string
+- name: dev.machineapi.machine-api.api.v1beta1.TaintPropagation
+  scalar: string
 - name: io.k8s.api.core.v1.TaintEffect
   scalar: string
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Condition

@@ -7,6 +7,51 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// TaintPropagation says how a Machine's taint reaches its Node.
+// +kubebuilder:validation:Enum=Always;OnInitialization
+type TaintPropagation string
+
+const (
+	// TaintPropagationAlways keeps the taint on the Node in sync with the Machine: added, changed
+	// and removed with it, and put back when someone removes it from the Node.
+	TaintPropagationAlways TaintPropagation = "Always"
+	// TaintPropagationOnInitialization puts the taint on the Node once, in the patch that
+	// initializes it (the one that removes NodeUninitializedTaintKey, or that first links a Node
+	// registered without it), and then leaves it to whoever manages the Node: removing it from the
+	// Node, or from the Machine, changes nothing more.
+	TaintPropagationOnInitialization TaintPropagation = "OnInitialization"
+)
+
+// MachineTaint is a taint a Machine puts on its Node.
+type MachineTaint struct {
+	// key of the taint.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +required
+	Key string `json:"key,omitempty"`
+
+	// value of the taint.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Value string `json:"value,omitempty"`
+
+	// effect of the taint: NoSchedule, PreferNoSchedule or NoExecute.
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	// +required
+	Effect corev1.TaintEffect `json:"effect,omitempty"`
+
+	// propagation is Always (the default: kept in sync with the Machine) or OnInitialization (put
+	// on the Node when it is initialized, then left alone).
+	// +kubebuilder:default=Always
+	// +optional
+	Propagation TaintPropagation `json:"propagation,omitempty"`
+}
+
+// Taint returns the Node taint t asks for.
+func (t MachineTaint) Taint() corev1.Taint {
+	return corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect}
+}
+
 // MachineSpec is the desired state of a Machine.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.providerID) || size(oldSelf.providerID) == 0 || (has(self.providerID) && self.providerID == oldSelf.providerID)",message="providerID is immutable once set",fieldPath=".providerID"
 type MachineSpec struct {
@@ -27,13 +72,13 @@ type MachineSpec struct {
 	// +optional
 	Metadata ObjectMeta `json:"metadata,omitempty"`
 
-	// taints applied to the machine's Node and kept in sync, identified by key and effect.
+	// taints applied to the machine's Node, identified by key and effect: kept in sync
+	// (propagation Always, the default), or put on the Node once, when it is initialized, and
+	// then left to whoever manages the Node (propagation OnInitialization).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="effect must be one of NoSchedule, PreferNoSchedule, NoExecute"
-	// +kubebuilder:validation:XValidation:rule="self.all(t, size(t.key) > 0)",message="key must not be empty"
-	Taints []corev1.Taint `json:"taints,omitempty"`
+	Taints []MachineTaint `json:"taints,omitempty"`
 
 	// versions the machine should run.
 	// +optional

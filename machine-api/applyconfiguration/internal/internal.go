@@ -567,7 +567,7 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         list:
           elementType:
-            namedType: io.k8s.api.core.v1.Taint
+            namedType: dev.machineapi.machine-api.api.v1beta1.MachineTaint
           elementRelationship: atomic
     - name: versions
       type:
@@ -626,6 +626,22 @@ var schemaYAML = typed.YAMLObject(`types:
   map:
     fields:
     - name: kubelet
+      type:
+        scalar: string
+- name: dev.machineapi.machine-api.api.v1beta1.MachineTaint
+  map:
+    fields:
+    - name: effect
+      type:
+        namedType: io.k8s.api.core.v1.TaintEffect
+    - name: key
+      type:
+        scalar: string
+    - name: propagation
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.TaintPropagation
+      default: Always
+    - name: value
       type:
         scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.MachineTemplateSpec
@@ -723,6 +739,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+- name: dev.machineapi.machine-api.api.v1beta1.TaintPropagation
+  scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.UnhealthyCondition
   map:
     fields:

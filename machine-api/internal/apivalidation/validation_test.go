@@ -87,10 +87,13 @@ var _ = Describe("Creating a bad object", func() {
 			"spec.providerSpec.machineClass.name")),
 		Entry("Machine: taint with an invalid effect", badObject("Machine",
 			setTo("spec.taints", []any{map[string]any{"key": "a", "effect": "Sometimes"}}),
-			"spec.taints: Invalid value: effect must be one of NoSchedule, PreferNoSchedule, NoExecute")),
+			`spec.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`)),
 		Entry("Machine: taint with an empty key", badObject("Machine",
 			setTo("spec.taints", []any{map[string]any{"key": "", "effect": "NoSchedule"}}),
-			"spec.taints: Invalid value: key must not be empty")),
+			`spec.taints[0].key: Invalid value: "": spec.taints[0].key in body should be at least 1 chars long`)),
+		Entry("Machine: taint with an unknown propagation", badObject("Machine",
+			setTo("spec.taints", []any{map[string]any{"key": "a", "effect": "NoSchedule", "propagation": "Sometimes"}}),
+			`spec.taints[0].propagation: Unsupported value: "Sometimes": supported values: "Always", "OnInitialization"`)),
 		Entry("Machine: two preDrain hooks with the same name", badObject("Machine",
 			setTo("spec.lifecycleHooks.preDrain", []any{
 				map[string]any{"name": "backup", "owner": "a"}, map[string]any{"name": "backup", "owner": "b"}}),
@@ -194,7 +197,7 @@ var _ = Describe("Creating a bad object", func() {
 			setTo("spec.rollout.machineClassChanges", "Sometimes"), `spec.rollout.machineClassChanges: Unsupported value: "Sometimes"`)),
 		Entry("MachineDeployment: template taint with an invalid effect", badObject("MachineDeployment",
 			setTo("spec.template.spec.taints", []any{map[string]any{"key": "a", "effect": "Never"}}),
-			"spec.template.spec.taints: Invalid value: effect must be one of")),
+			`spec.template.spec.taints[0].effect: Unsupported value: "Never"`)),
 
 		// MachineHealthCheck
 		Entry("MachineHealthCheck: unhealthyRange with a bad syntax", badObject("MachineHealthCheck",
@@ -314,7 +317,8 @@ var _ = Describe("A valid object", func() {
 		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "m"}, got)).To(Succeed())
 		Expect(string(got.Spec.ProviderSpec.Value.Raw)).To(MatchJSON(`{"instanceType":"small","disk":{"sizeGiB":20}}`))
 		Expect(got.Spec.Metadata.Labels).To(HaveKeyWithValue("node-role.kubernetes.io/worker", ""))
-		Expect(got.Spec.Taints).To(ConsistOf(corev1.Taint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}))
+		Expect(got.Spec.Taints).To(ConsistOf(v1beta1.MachineTaint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule, Propagation: v1beta1.TaintPropagationAlways}),
+			"propagation defaults to Always")
 		Expect(got.Spec.LifecycleHooks.PreDrain).To(ConsistOf(v1beta1.LifecycleHook{Name: "backup", Owner: "backup-operator"}))
 		Expect(*got.Spec.Deletion.NodeDrainTimeoutSeconds).To(Equal(int32(300)))
 	})

@@ -32,7 +32,7 @@ func TestTemplateHash(t *testing.T) {
 		"node labels":         func(t *v1beta1.MachineTemplateSpec) { t.Spec.Metadata.Labels = map[string]string{"role": "db"} },
 		"node annotations":    func(t *v1beta1.MachineTemplateSpec) { t.Spec.Metadata.Annotations = map[string]string{"x": "y"} },
 		"taints": func(t *v1beta1.MachineTemplateSpec) {
-			t.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+			t.Spec.Taints = []v1beta1.MachineTaint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
 		},
 		"lifecycle hooks": func(t *v1beta1.MachineTemplateSpec) {
 			t.Spec.LifecycleHooks.PreDrain = []v1beta1.LifecycleHook{{Name: "h", Owner: "o"}}

@@ -30,7 +30,7 @@ func TestInPlaceFieldsInStep(t *testing.T) {
 		"metadata.annotations": func(t *v1beta1.MachineTemplateSpec) { t.Metadata.Annotations = map[string]string{"note": "x"} },
 		"spec.metadata":        func(t *v1beta1.MachineTemplateSpec) { t.Spec.Metadata.Labels = map[string]string{"role": "db"} },
 		"spec.taints": func(t *v1beta1.MachineTemplateSpec) {
-			t.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+			t.Spec.Taints = []v1beta1.MachineTaint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
 		},
 		"spec.deletion": func(t *v1beta1.MachineTemplateSpec) {
 			t.Spec.Deletion = &v1beta1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptr.To[int32](600)}
@@ -115,7 +115,7 @@ func TestApplyInPlace(t *testing.T) {
 			wantSpec:    v1beta1.MachineSpec{LifecycleHooks: v1beta1.LifecycleHooks{PreDrain: []v1beta1.LifecycleHook{hook("remote-drain", "cluster-api")}}},
 		},
 		"a Machine being deleted gets the new deletion settings and no hook": {
-			template: v1beta1.MachineSpec{Deletion: drain(120), Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}},
+			template: v1beta1.MachineSpec{Deletion: drain(120), Taints: []v1beta1.MachineTaint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}},
 				LifecycleHooks: v1beta1.LifecycleHooks{PreTerminate: []v1beta1.LifecycleHook{hook("snapshot", "ops")}}},
 			machine:     &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleting}, Spec: v1beta1.MachineSpec{Deletion: drain(60)}},
 			wantChanged: true,

@@ -18,10 +18,6 @@ limitations under the License.
 
 package v1beta1
 
-import (
-	v1 "k8s.io/api/core/v1"
-)
-
 // MachineSpecApplyConfiguration represents a declarative configuration of the MachineSpec type for use
 // with apply.
 //
@@ -36,8 +32,10 @@ type MachineSpecApplyConfiguration struct {
 	// metadata holds labels and annotations applied to the machine's Node and kept in sync:
 	// a key removed here is removed from the Node. Keys the Node got from elsewhere are left alone.
 	Metadata *ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	// taints applied to the machine's Node and kept in sync, identified by key and effect.
-	Taints []v1.Taint `json:"taints,omitempty"`
+	// taints applied to the machine's Node, identified by key and effect: kept in sync
+	// (propagation Always, the default), or put on the Node once, when it is initialized, and
+	// then left to whoever manages the Node (propagation OnInitialization).
+	Taints []MachineTaintApplyConfiguration `json:"taints,omitempty"`
 	// versions the machine should run.
 	Versions *MachineVersionsApplyConfiguration `json:"versions,omitempty"`
 	// lifecycleHooks hold the Machine's deletion at a stage until every hook listed for that
@@ -80,9 +78,12 @@ func (b *MachineSpecApplyConfiguration) WithMetadata(value *ObjectMetaApplyConfi
 // WithTaints adds the given value to the Taints field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Taints field.
-func (b *MachineSpecApplyConfiguration) WithTaints(values ...v1.Taint) *MachineSpecApplyConfiguration {
+func (b *MachineSpecApplyConfiguration) WithTaints(values ...*MachineTaintApplyConfiguration) *MachineSpecApplyConfiguration {
 	for i := range values {
-		b.Taints = append(b.Taints, values[i])
+		if values[i] == nil {
+			panic("nil value passed to WithTaints")
+		}
+		b.Taints = append(b.Taints, *values[i])
 	}
 	return b
 }

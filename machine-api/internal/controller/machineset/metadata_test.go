@@ -19,14 +19,14 @@ import (
 )
 
 func TestApplyTemplate(t *testing.T) {
-	withTemplate := func(labels, annotations, nodeLabels map[string]string, taints ...corev1.Taint) *v1beta1.MachineSet {
+	withTemplate := func(labels, annotations, nodeLabels map[string]string, taints ...v1beta1.MachineTaint) *v1beta1.MachineSet {
 		return testSet(1, func(s *v1beta1.MachineSet) {
 			s.Spec.Template.Metadata = v1beta1.ObjectMeta{Labels: labels, Annotations: annotations}
 			s.Spec.Template.Spec.Metadata = v1beta1.ObjectMeta{Labels: nodeLabels}
 			s.Spec.Template.Spec.Taints = taints
 		})
 	}
-	taint := corev1.Taint{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoSchedule}
+	taint := v1beta1.MachineTaint{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoSchedule}
 	cases := map[string]struct {
 		set         *v1beta1.MachineSet
 		machine     *v1beta1.Machine
@@ -43,7 +43,7 @@ func TestApplyTemplate(t *testing.T) {
 					Annotations: map[string]string{"note": "x",
 						TemplateLabelsAnnotation: "pool,zone", TemplateAnnotationsAnnotation: "note"},
 				},
-				Spec: v1beta1.MachineSpec{Metadata: v1beta1.ObjectMeta{Labels: map[string]string{"role": "web"}}, Taints: []corev1.Taint{taint}},
+				Spec: v1beta1.MachineSpec{Metadata: v1beta1.ObjectMeta{Labels: map[string]string{"role": "web"}}, Taints: []v1beta1.MachineTaint{taint}},
 			},
 		},
 		"a key dropped from the template goes; a key set by someone else stays": {
@@ -51,7 +51,7 @@ func TestApplyTemplate(t *testing.T) {
 			machine: &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{
 				Labels:      map[string]string{"pool": "a", "zone": "z1", "owner": "me", v1beta1.SetNameLabel: "pool"},
 				Annotations: map[string]string{"note": "x", "keep": "y", TemplateLabelsAnnotation: "pool,zone", TemplateAnnotationsAnnotation: "note"},
-			}, Spec: v1beta1.MachineSpec{Taints: []corev1.Taint{taint}}},
+			}, Spec: v1beta1.MachineSpec{Taints: []v1beta1.MachineTaint{taint}}},
 			wantChanged: true,
 			want: &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{
 				Labels:      map[string]string{"pool": "a", "owner": "me", v1beta1.SetNameLabel: "pool"},

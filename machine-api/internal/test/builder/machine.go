@@ -55,7 +55,7 @@ func (b *MachineBuilder) WithNodeLabels(l map[string]string) *MachineBuilder {
 
 // WithTaints sets spec.taints.
 func (b *MachineBuilder) WithTaints(t ...corev1.Taint) *MachineBuilder {
-	b.m.Spec.Taints = t
+	b.m.Spec.Taints = machineTaints(t)
 	return b
 }
 
@@ -86,4 +86,13 @@ func MachineClass(namespace, name, instanceType string) *v1beta1.MachineClass {
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec:       v1beta1.MachineClassSpec{ProviderSpec: runtime.RawExtension{Raw: fmt.Appendf(nil, `{"instanceType":%q}`, instanceType)}},
 	}
+}
+
+// machineTaints returns ts as Machine taints kept in sync with the Node (propagation Always).
+func machineTaints(ts []corev1.Taint) []v1beta1.MachineTaint {
+	out := make([]v1beta1.MachineTaint, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, v1beta1.MachineTaint{Key: t.Key, Value: t.Value, Effect: t.Effect, Propagation: v1beta1.TaintPropagationAlways})
+	}
+	return out
 }

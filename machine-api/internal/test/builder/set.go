@@ -100,7 +100,7 @@ func (b *MachineSetBuilder) WithNodeLabels(l map[string]string) *MachineSetBuild
 
 // WithTaints sets the template's spec.taints.
 func (b *MachineSetBuilder) WithTaints(t ...corev1.Taint) *MachineSetBuilder {
-	b.s.Spec.Template.Spec.Taints = t
+	b.s.Spec.Template.Spec.Taints = machineTaints(t)
 	return b
 }
 
