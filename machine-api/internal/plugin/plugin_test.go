@@ -147,6 +147,24 @@ var _ = Describe("kubectl machine why", func() {
 		Expect(out).To(ContainSubstring("Health check: pool-a: "))
 	})
 
+	It("shows a Node kept from workloads by the initialization taint while it waits for its link", func() {
+		ns := newNamespace()
+		// A paused Machine is left alone by the controllers and the node linker: its Node, once
+		// registered, waits as it would while the linker is down.
+		m := builder.Machine(ns, "waiting").Build()
+		m.Annotations = map[string]string{v1beta1.PausedAnnotation: ""}
+		m.Spec.ProviderID = "test:///" + ns + "/waiting"
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "waiting-"}, Spec: corev1.NodeSpec{
+			ProviderID: m.Spec.ProviderID, Taints: []corev1.Taint{{Key: v1beta1.NodeUninitializedTaintKey, Effect: corev1.TaintEffectNoSchedule}},
+		}}
+		Expect(k8s.Create(ctx, node)).To(Succeed())
+		out, err := kubectlMachine("-n", ns, "why", "waiting")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("Node: not linked yet; Node " + node.Name + " registered with this providerID and waits for the link, tainted " +
+			v1beta1.NodeUninitializedTaintKey + ": no pod lands on it until the Machine's labels and taints are applied"))
+	})
+
 	It("fails with a hint when the machine does not exist", func() {
 		ns := newNamespace()
 		_, err := kubectlMachine("-n", ns, "why", "ghost")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -82,10 +83,15 @@ func why(ctx context.Context, e *env, name string, maxEvents int) error {
 
 func nodeSummary(ctx context.Context, e *env, m *v1beta1.Machine) string {
 	if m.Status.NodeRef == nil {
+		msg := "not linked yet"
 		if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.NodeLinkedCondition); c != nil {
-			return "not linked: " + c.Message
+			msg = "not linked: " + c.Message
 		}
-		return "not linked yet"
+		if n := gatedNode(ctx, e, m.Spec.ProviderID); n != "" {
+			msg += fmt.Sprintf("; Node %s registered with this providerID and waits for the link, tainted %s: no pod lands on it until the Machine's labels and taints are applied",
+				n, v1beta1.NodeUninitializedTaintKey)
+		}
+		return msg
 	}
 	node := &corev1.Node{}
 	if err := e.client.Get(ctx, types.NamespacedName{Name: m.Status.NodeRef.Name}, node); err != nil {
@@ -106,7 +112,36 @@ func nodeSummary(ctx context.Context, e *env, m *v1beta1.Machine) string {
 	if node.Spec.Unschedulable {
 		parts = append(parts, "cordoned")
 	}
+	if gated(node) {
+		parts = append(parts, fmt.Sprintf("linked, still tainted %s: waiting for the Machine's labels and taints to be applied (see the events below); no pod lands on it until then",
+			v1beta1.NodeUninitializedTaintKey))
+	}
 	return fmt.Sprintf("%s (%s)", node.Name, strings.Join(parts, ", "))
+}
+
+// gated reports whether n still carries the initialization taint.
+func gated(n *corev1.Node) bool {
+	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == v1beta1.NodeUninitializedTaintKey })
+}
+
+// gatedNode returns the name of a Node with providerID that still carries the initialization
+// taint, "" when there is none (or providerID is empty, or the Nodes cannot be listed). It lists
+// the Nodes: the API server has no field selector on spec.providerID, and why is asked about one
+// Machine at a time.
+func gatedNode(ctx context.Context, e *env, providerID string) string {
+	if providerID == "" {
+		return ""
+	}
+	nodes := &corev1.NodeList{}
+	if err := e.client.List(ctx, nodes); err != nil {
+		return ""
+	}
+	for i := range nodes.Items {
+		if n := &nodes.Items[i]; n.Spec.ProviderID == providerID && gated(n) {
+			return n.Name
+		}
+	}
+	return ""
 }
 
 func ownerChain(ctx context.Context, e *env, m *v1beta1.Machine) string {
