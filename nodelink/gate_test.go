@@ -69,7 +69,7 @@ var _ = Describe("The initialization taint", func() {
 		for _, v := range versions() {
 			gated := hasTaint(v, nodelink.DefaultInitializationTaintKey)
 			_, role := v.Labels["node-role.kubernetes.io/db"]
-			Expect(gated != (role && hasTaint(v, "dedicated"))).To(BeTrue(),
+			Expect(gated).NotTo(Equal(role && hasTaint(v, "dedicated")),
 				"Node version %s: gated %t, with the Machine's label %t and taint %t; the gate must go exactly when they come", v.ResourceVersion, gated, role, hasTaint(v, "dedicated"))
 		}
 	})

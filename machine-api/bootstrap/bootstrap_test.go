@@ -108,7 +108,7 @@ func requestNodeCertificate(as *rest.Config, nodeName string) *rest.Config {
 	Expect(err).NotTo(HaveOccurred())
 	cs, err := kubernetes.NewForConfig(as)
 	Expect(err).NotTo(HaveOccurred())
-	name, uid, err := csr.RequestCertificate(cs, csrPEM, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil,
+	name, uid, err := csr.RequestCertificateWithContext(ctx, cs, csrPEM, "", certificatesv1.KubeAPIServerClientKubeletSignerName, nil,
 		[]certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}, key)
 	Expect(err).NotTo(HaveOccurred())
 	waitCtx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -30,7 +30,8 @@ type MachineTaint struct {
 	// +required
 	Key string `json:"key,omitempty"`
 
-	// value of the taint.
+	// value of the taint; omitted for a taint without one.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Value string `json:"value,omitempty"`

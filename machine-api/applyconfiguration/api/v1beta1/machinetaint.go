@@ -30,7 +30,7 @@ import (
 type MachineTaintApplyConfiguration struct {
 	// key of the taint.
 	Key *string `json:"key,omitempty"`
-	// value of the taint.
+	// value of the taint; omitted for a taint without one.
 	Value *string `json:"value,omitempty"`
 	// effect of the taint: NoSchedule, PreferNoSchedule or NoExecute.
 	Effect *v1.TaintEffect `json:"effect,omitempty"`

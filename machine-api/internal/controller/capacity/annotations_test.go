@@ -154,7 +154,7 @@ func TestCompare(t *testing.T) {
 func TestTakeOver(t *testing.T) {
 	cpu, mem, gpu := v1beta1.CapacityCPUAnnotation, v1beta1.CapacityMemoryAnnotation, v1beta1.CapacityGPUCountAnnotation
 	at := metav1.NewTime(time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC))
-	fields := func(s string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(s)} }
+	fields := func(s string) *metav1.FieldsV1 { return metav1.NewFieldsV1(s) }
 	// What an earlier version left: the old manager (a merge patch) owns the keys it wrote and the
 	// record; a user's edit owns memory.
 	old := metav1.ManagedFieldsEntry{Manager: "machine-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "machine.machineapi.dev/v1beta1",
@@ -226,7 +226,7 @@ func TestTakeOver(t *testing.T) {
 func dump(managed []metav1.ManagedFieldsEntry) string {
 	var b strings.Builder
 	for _, e := range managed {
-		fmt.Fprintf(&b, "%s %s %s\n", e.Manager, e.Operation, e.FieldsV1.Raw)
+		fmt.Fprintf(&b, "%s %s %s\n", e.Manager, e.Operation, e.FieldsV1.GetRawString())
 	}
 	return b.String()
 }

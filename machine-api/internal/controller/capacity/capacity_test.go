@@ -222,7 +222,7 @@ func ownersOf(obj client.Object, key string) []string {
 	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed())
 	var owners []string
 	for _, e := range got.GetManagedFields() {
-		if e.FieldsV1 != nil && strings.Contains(string(e.FieldsV1.Raw), `"f:`+key+`"`) {
+		if e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), `"f:`+key+`"`) {
 			owners = append(owners, e.Manager)
 		}
 	}

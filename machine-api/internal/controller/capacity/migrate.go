@@ -85,8 +85,8 @@ func takeOver(annotations map[string]string, managed []metav1.ManagedFieldsEntry
 // keyed "f:<field>"; {} marks a field owned whole, "." the node itself.
 func annotationFields(fields *metav1.FieldsV1, keys []string, add bool) (*metav1.FieldsV1, error) {
 	set := map[string]any{}
-	if fields != nil && len(fields.Raw) > 0 {
-		if err := json.Unmarshal(fields.Raw, &set); err != nil {
+	if raw := fields.GetRawBytes(); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &set); err != nil {
 			return nil, err
 		}
 	}
@@ -124,7 +124,7 @@ func annotationFields(fields *metav1.FieldsV1, keys []string, add bool) (*metav1
 	if err != nil {
 		return nil, err
 	}
-	return &metav1.FieldsV1{Raw: raw}, nil
+	return metav1.NewFieldsV1(string(raw)), nil
 }
 
 func setOrDrop(parent map[string]any, key string, child map[string]any) {

@@ -167,16 +167,6 @@ func inLineage(l string, retries int, ago time.Duration) func(*target) {
 	}
 }
 
-// healthySince: the Machine's HealthCheckSucceeded condition has been True/Healthy since ago.
-func healthySince(ago time.Duration) func(*target) {
-	return func(t *target) {
-		t.machine.Status.Conditions = append(t.machine.Status.Conditions, metav1.Condition{
-			Type: v1beta1.HealthCheckSucceededCondition, Status: metav1.ConditionTrue, Reason: ReasonHealthy,
-			LastTransitionTime: metav1.NewTime(now.Add(-ago)),
-		})
-	}
-}
-
 // linkedSince: the Machine's Node has been linked since ago (the node linker's NodeLinked=True).
 func linkedSince(ago time.Duration) func(*target) {
 	return func(t *target) {
