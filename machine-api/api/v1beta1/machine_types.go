@@ -249,6 +249,16 @@ type MachineDeletionStatus struct {
 	// nodeDeletionStartTime is when deleting the Node object started.
 	// +optional
 	NodeDeletionStartTime *metav1.Time `json:"nodeDeletionStartTime,omitempty"`
+	// drainBlockedBy says, while the Node is being drained and pods are left on it, what holds
+	// them: the causes of the pods left (PodDisruptionBudget, WaitCompleted, DrainOrder,
+	// DrainFilter, EvictionError, StepDeadline) or MachineDrainRule (a rule of the namespace cannot
+	// be used). Empty once nothing holds the drain.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=64
+	DrainBlockedBy []string `json:"drainBlockedBy,omitempty"`
 }
 
 // MachineClassRecord is a MachineClass as a Machine's instance was created from it: its name, a

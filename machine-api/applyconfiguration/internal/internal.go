@@ -192,6 +192,12 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.machineapi.machine-api.api.v1beta1.MachineDeletionStatus
   map:
     fields:
+    - name: drainBlockedBy
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
     - name: nodeDeletionStartTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

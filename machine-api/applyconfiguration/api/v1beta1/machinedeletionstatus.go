@@ -34,6 +34,11 @@ type MachineDeletionStatusApplyConfiguration struct {
 	WaitForNodeVolumeDetachStartTime *v1.Time `json:"waitForNodeVolumeDetachStartTime,omitempty"`
 	// nodeDeletionStartTime is when deleting the Node object started.
 	NodeDeletionStartTime *v1.Time `json:"nodeDeletionStartTime,omitempty"`
+	// drainBlockedBy says, while the Node is being drained and pods are left on it, what holds
+	// them: the causes of the pods left (PodDisruptionBudget, WaitCompleted, DrainOrder,
+	// DrainFilter, EvictionError, StepDeadline) or MachineDrainRule (a rule of the namespace cannot
+	// be used). Empty once nothing holds the drain.
+	DrainBlockedBy []string `json:"drainBlockedBy,omitempty"`
 }
 
 // MachineDeletionStatusApplyConfiguration constructs a declarative configuration of the MachineDeletionStatus type for use with
@@ -63,5 +68,15 @@ func (b *MachineDeletionStatusApplyConfiguration) WithWaitForNodeVolumeDetachSta
 // If called multiple times, the NodeDeletionStartTime field is set to the value of the last call.
 func (b *MachineDeletionStatusApplyConfiguration) WithNodeDeletionStartTime(value v1.Time) *MachineDeletionStatusApplyConfiguration {
 	b.NodeDeletionStartTime = &value
+	return b
+}
+
+// WithDrainBlockedBy adds the given value to the DrainBlockedBy field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the DrainBlockedBy field.
+func (b *MachineDeletionStatusApplyConfiguration) WithDrainBlockedBy(values ...string) *MachineDeletionStatusApplyConfiguration {
+	for i := range values {
+		b.DrainBlockedBy = append(b.DrainBlockedBy, values[i])
+	}
 	return b
 }

@@ -71,8 +71,6 @@ type Reconciler struct {
 	writtenOnce sync.Once
 	// queue is the controller's work queue once it runs, for LinkChanged.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
-	// holds is what holds each drain in progress, for the metrics (see Collector).
-	holds drainHolds
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;update;patch

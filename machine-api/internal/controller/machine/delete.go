@@ -75,7 +75,6 @@ func waitForHooks(s *scope, hooks []v1beta1.LifecycleHook, reason, stage string)
 func (r *Reconciler) drainNode(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
 	m := s.machine
 	skip := func(why string) (reconcile.Result, bool, error) {
-		r.holds.forget(m)
 		s.deletion.drain = &drainState{done: true, reason: ReasonDrainSkipped, message: why}
 		return reconcile.Result{}, true, nil
 	}
@@ -102,7 +101,6 @@ func (r *Reconciler) drainNode(ctx context.Context, s *scope) (reconcile.Result,
 		msg := fmt.Sprintf("draining Node %s gave up after nodeDrainTimeoutSeconds (%s); deletion goes on", s.node.Name, req.Timeout)
 		s.deletion.drain = &drainState{done: true, reason: ReasonDrainTimeout, message: msg}
 		r.Recorder.Eventf(m, nil, "Warning", ReasonDrainTimeout, "Drain", msg)
-		r.holds.forget(m)
 		drainDuration.WithLabelValues("timeout").Observe(s.now.Sub(start).Seconds())
 		return reconcile.Result{}, true, nil
 	}
@@ -114,8 +112,7 @@ func (r *Reconciler) drainNode(ctx context.Context, s *scope) (reconcile.Result,
 		// brings the Machine back).
 		msg := fmt.Sprintf("cannot drain Node %s: %v; fix or delete the rule", s.node.Name, err)
 		s.deletion.message = msg
-		s.deletion.drain = &drainState{reason: ReasonDraining, message: msg}
-		r.holds.set(m, []string{HoldMachineDrainRule})
+		s.deletion.drain = &drainState{reason: ReasonDraining, message: msg, blockedBy: []string{HoldMachineDrainRule}}
 		log.FromContext(ctx).Info("not draining: a MachineDrainRule cannot be used", "machine", client.ObjectKeyFromObject(m), "error", err.Error())
 		return reconcile.Result{}, false, nil
 	}
@@ -132,14 +129,12 @@ func (r *Reconciler) drainNode(ctx context.Context, s *scope) (reconcile.Result,
 		r.Recorder.Eventf(m, nil, "Warning", EventPodsDeleted, "Drain", "%s", deleted)
 	}
 	if !res.Done {
-		r.holds.set(m, blockedCauses(res))
 		s.deletion.message = res.Summary()
-		s.deletion.drain = &drainState{reason: ReasonDraining, message: res.Summary(), result: res}
+		s.deletion.drain = &drainState{reason: ReasonDraining, message: res.Summary(), result: res, blockedBy: blockedCauses(res)}
 		return reconcile.Result{RequeueAfter: pollUntil(drainPoll, res.NextDeletion, s.now)}, false, nil
 	}
 	msg := fmt.Sprintf("Node %s drained in %s", s.node.Name, s.now.Sub(start).Round(time.Second))
 	s.deletion.drain = &drainState{done: true, reason: ReasonDrained, message: msg, result: res}
-	r.holds.forget(m)
 	drainDuration.WithLabelValues("drained").Observe(s.now.Sub(start).Seconds())
 	return reconcile.Result{}, true, nil
 }
@@ -293,7 +288,6 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) (reconcile.R
 		return reconcile.Result{}, false, fmt.Errorf("removing the finalizer of machine %s: %w", client.ObjectKeyFromObject(m), err)
 	}
 	s.finalizerRemoved = true
-	r.holds.forget(m)
 	r.pendingWrites().Reset(client.ObjectKeyFromObject(m))
 	return reconcile.Result{}, true, nil
 }

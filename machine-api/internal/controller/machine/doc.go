@@ -83,9 +83,9 @@
 // metrics.go: provider calls, drains and the time to Running are observed where they happen;
 // Collector computes the Machines' gauges (phases, readiness per set, the oldest Machine on its
 // way to Running, deletions by step, drains in progress and what holds them, with their age) from
-// the cache at each scrape. What holds a drain (the causes of its blocked pods) is the one thing
-// the status does not say in a usable form: the drain step records it in memory (drainHolds) for
-// the collector, which forgets Machines no longer draining.
+// the cache at each scrape. What holds a drain (the causes of its blocked pods, or an unusable
+// MachineDrainRule) is in status.deletion.drainBlockedBy, written with the rest of the status, so
+// the gauges are computed from what kubectl shows and survive a restart.
 //
 // Start reading at Reconcile in controller.go; link.go, provision.go, node.go and delete.go hold
 // the steps.

@@ -117,6 +117,8 @@ var _ = Describe("Draining a deleted Machine's Node by its rules and deadlines",
 		Expect(f.series("machineapi_drains_in_progress")).To(Equal(map[string]float64{f.labels(): 1}))
 		Expect(f.series("machineapi_machine_deletions")).To(Equal(map[string]float64{f.labels("step", machine.ReasonDrainingNode): 1}))
 		Expect(f.series("machineapi_drains_blocked")).To(Equal(map[string]float64{f.labels("reason", "PodDisruptionBudget"): 1}))
+		Expect(expect.Fetched(ctx, k8s, m).Status.Deletion.DrainBlockedBy).To(Equal([]string{"PodDisruptionBudget"}),
+			"what holds the drain is in the status: the gauge is computed from it")
 
 		By("a second before the deadline minus its grace period, the budget still holds it, and the drain comes back right then")
 		f.clock.SetTime(t0.Add(89 * time.Second))

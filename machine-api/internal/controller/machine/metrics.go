@@ -3,13 +3,11 @@ package machine
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -80,59 +78,6 @@ const (
 	HoldMachineDrainRule = "MachineDrainRule"
 )
 
-// drainHolds remembers, per Machine being drained, why its last drain step left pods on the Node
-// (the causes of drain.Result.Blocked): the one thing about a blocked drain its status does not
-// say in a form a metric can use. The collector reads it for the Machines its cache shows
-// draining, and forgets the others.
-type drainHolds struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]drainHold
-}
-
-type drainHold struct {
-	uid    types.UID
-	causes []string // sorted, distinct
-}
-
-// set records what holds m's drain after a step (nothing: forget it).
-func (h *drainHolds) set(m *v1beta1.Machine, causes []string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	key := client.ObjectKeyFromObject(m)
-	if len(causes) == 0 {
-		delete(h.m, key)
-		return
-	}
-	if h.m == nil {
-		h.m = map[types.NamespacedName]drainHold{}
-	}
-	h.m[key] = drainHold{uid: m.UID, causes: causes}
-}
-
-// forget drops what was recorded for m.
-func (h *drainHolds) forget(m *v1beta1.Machine) { h.set(m, nil) }
-
-// get returns what holds m's drain, as recorded for this very Machine (same UID).
-func (h *drainHolds) get(m *v1beta1.Machine) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if hold, ok := h.m[client.ObjectKeyFromObject(m)]; ok && hold.uid == m.UID {
-		return hold.causes
-	}
-	return nil
-}
-
-// retain forgets every Machine not in keep.
-func (h *drainHolds) retain(keep map[types.NamespacedName]bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for k := range h.m {
-		if !keep[k] {
-			delete(h.m, k)
-		}
-	}
-}
-
 // blockedCauses returns the distinct causes of a drain step's blocked pods, sorted.
 func blockedCauses(res *drain.Result) []string {
 	var causes []string
@@ -197,14 +142,9 @@ func (r *Reconciler) collect(ctx context.Context, reader client.Reader, ch chan<
 		phases: map[[2]string]int{}, bySet: map[[5]string]int{}, provOldest: map[[2]string]float64{},
 		deletions: map[[2]string]int{}, drains: map[string]int{}, blocked: map[[2]string]int{}, blockOldest: map[[2]string]float64{},
 	}
-	draining := map[types.NamespacedName]bool{}
 	for i := range list.Items {
-		m := &list.Items[i]
-		if r.countMachine(&st, m, now) {
-			draining[client.ObjectKeyFromObject(m)] = true
-		}
+		countMachine(&st, &list.Items[i], now)
 	}
-	r.holds.retain(draining)
 
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
@@ -231,8 +171,8 @@ func (r *Reconciler) collect(ctx context.Context, reader client.Reader, ch chan<
 	return nil
 }
 
-// countMachine adds m to st. It reports whether m is being drained (deletion step DrainingNode).
-func (r *Reconciler) countMachine(st *machineState, m *v1beta1.Machine, now time.Time) bool {
+// countMachine adds m to st.
+func countMachine(st *machineState, m *v1beta1.Machine, now time.Time) {
 	ns := m.Namespace
 	phase := m.Status.Phase
 	if phase == "" {
@@ -254,7 +194,7 @@ func (r *Reconciler) countMachine(st *machineState, m *v1beta1.Machine, now time
 		case v1beta1.MachinePhasePending, v1beta1.MachinePhaseProvisioning, v1beta1.MachinePhaseProvisioned:
 			oldest(st.provOldest, [2]string{ns, string(phase)}, statemetrics.Since(now, m.CreationTimestamp.Time))
 		}
-		return false
+		return
 	}
 
 	step := "NotStarted"
@@ -283,12 +223,12 @@ func (r *Reconciler) countMachine(st *machineState, m *v1beta1.Machine, now time
 		if d != nil && d.NodeDrainStartTime != nil {
 			since = d.NodeDrainStartTime.Time
 		}
-		for _, cause := range r.holds.get(m) {
-			hold(cause, since)
+		if d != nil {
+			for _, cause := range d.DrainBlockedBy {
+				hold(cause, since)
+			}
 		}
-		return true
 	}
-	return false
 }
 
 // oldest keeps the largest age seen for k.

@@ -58,10 +58,12 @@ type deletionState struct {
 	drain   *drainState
 }
 
-// drainState is the outcome of the drain step, for the Drained condition.
+// drainState is the outcome of the drain step, for the Drained condition and
+// status.deletion.drainBlockedBy.
 type drainState struct {
-	done    bool
-	reason  string
-	message string
-	result  *drain.Result
+	done      bool
+	reason    string
+	message   string
+	result    *drain.Result
+	blockedBy []string // what holds the drain (sorted, distinct); nil when nothing does
 }

@@ -179,6 +179,12 @@ func setDeletion(st *v1beta1.MachineStatus, s *scope, gen int64) {
 		Type: v1beta1.DeletingCondition, Status: metav1.ConditionTrue, Reason: d.step, Message: d.message, ObservedGeneration: gen,
 	}, s.now)
 	if dr := d.drain; dr != nil {
+		if dr.blockedBy != nil || (st.Deletion != nil && st.Deletion.DrainBlockedBy != nil) {
+			if st.Deletion == nil {
+				st.Deletion = &v1beta1.MachineDeletionStatus{}
+			}
+			st.Deletion.DrainBlockedBy = dr.blockedBy
+		}
 		status := metav1.ConditionFalse
 		if dr.done {
 			status = metav1.ConditionTrue
@@ -241,6 +247,9 @@ func statusApply(m *v1beta1.Machine, st v1beta1.MachineStatus, recordsLink bool)
 		}
 		if d.NodeDeletionStartTime != nil {
 			del.WithNodeDeletionStartTime(*d.NodeDeletionStartTime)
+		}
+		if len(d.DrainBlockedBy) > 0 {
+			del.WithDrainBlockedBy(d.DrainBlockedBy...)
 		}
 		ac.WithDeletion(del)
 	}
