@@ -161,6 +161,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 		machines.Collector(mgr.GetCache(), mgr.Elected()),
 		machineset.Collector(mgr.GetCache(), mgr.Elected()),
 		machinedeployment.Collector(mgr.GetCache(), mgr.Elected()),
+		machinehealthcheck.Collector(mgr.GetCache(), mgr.Elected()),
 	} {
 		if err := statemetrics.Register(metrics.Registry, c); err != nil {
 			return fmt.Errorf("registering the metrics: %w", err)

@@ -176,6 +176,21 @@ type MachineHealthCheckStatus struct {
 	// +optional
 	CurrentHealthy int32 `json:"currentHealthy"`
 
+	// currentUnhealthy is the number of those that failed a rule for its timeout, the ones being
+	// remediated included.
+	// +optional
+	CurrentUnhealthy int32 `json:"currentUnhealthy"`
+
+	// currentSuspect is the number of those failing a condition rule whose timeout has not passed
+	// yet: they count against maxUnhealthy, and are never remediated.
+	// +optional
+	CurrentSuspect int32 `json:"currentSuspect"`
+
+	// retriesExhausted is the number of unhealthy Machines kept unremediated because their
+	// lineage spent spec.remediation.maxRetries (the RetriesExhausted condition names them).
+	// +optional
+	RetriesExhausted int32 `json:"retriesExhausted"`
+
 	// remediationsAllowed is how many more Machines may be remediated now, given maxUnhealthy
 	// (or unhealthyRange) and maxInFlight.
 	// +optional
@@ -210,6 +225,8 @@ type MachineHealthCheckStatus struct {
 // +kubebuilder:printcolumn:name="Healthy",type=integer,JSONPath=`.status.currentHealthy`,description="Machines healthy"
 // +kubebuilder:printcolumn:name="RemediationsAllowed",type=integer,JSONPath=`.status.remediationsAllowed`,description="Remediations allowed now"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Unhealthy",type=integer,JSONPath=`.status.currentUnhealthy`,description="Machines unhealthy (being remediated included)",priority=1
+// +kubebuilder:printcolumn:name="Suspect",type=integer,JSONPath=`.status.currentSuspect`,description="Machines failing a rule within its timeout",priority=1
 // +kubebuilder:printcolumn:name="MaxUnhealthy",type=string,JSONPath=`.spec.maxUnhealthy`,priority=1
 type MachineHealthCheck struct {
 	metav1.TypeMeta `json:",inline"`

@@ -450,6 +450,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: currentHealthy
       type:
         scalar: numeric
+    - name: currentSuspect
+      type:
+        scalar: numeric
+    - name: currentUnhealthy
+      type:
+        scalar: numeric
     - name: expectedMachines
       type:
         scalar: numeric
@@ -457,6 +463,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
     - name: remediationsAllowed
+      type:
+        scalar: numeric
+    - name: retriesExhausted
       type:
         scalar: numeric
     - name: targets

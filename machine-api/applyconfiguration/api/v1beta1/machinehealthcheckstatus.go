@@ -32,6 +32,15 @@ type MachineHealthCheckStatusApplyConfiguration struct {
 	// currentHealthy is the number of those that pass every rule now (neither unhealthy nor
 	// suspect, and with a Node).
 	CurrentHealthy *int32 `json:"currentHealthy,omitempty"`
+	// currentUnhealthy is the number of those that failed a rule for its timeout, the ones being
+	// remediated included.
+	CurrentUnhealthy *int32 `json:"currentUnhealthy,omitempty"`
+	// currentSuspect is the number of those failing a condition rule whose timeout has not passed
+	// yet: they count against maxUnhealthy, and are never remediated.
+	CurrentSuspect *int32 `json:"currentSuspect,omitempty"`
+	// retriesExhausted is the number of unhealthy Machines kept unremediated because their
+	// lineage spent spec.remediation.maxRetries (the RetriesExhausted condition names them).
+	RetriesExhausted *int32 `json:"retriesExhausted,omitempty"`
 	// remediationsAllowed is how many more Machines may be remediated now, given maxUnhealthy
 	// (or unhealthyRange) and maxInFlight.
 	RemediationsAllowed *int32 `json:"remediationsAllowed,omitempty"`
@@ -63,6 +72,30 @@ func (b *MachineHealthCheckStatusApplyConfiguration) WithExpectedMachines(value 
 // If called multiple times, the CurrentHealthy field is set to the value of the last call.
 func (b *MachineHealthCheckStatusApplyConfiguration) WithCurrentHealthy(value int32) *MachineHealthCheckStatusApplyConfiguration {
 	b.CurrentHealthy = &value
+	return b
+}
+
+// WithCurrentUnhealthy sets the CurrentUnhealthy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CurrentUnhealthy field is set to the value of the last call.
+func (b *MachineHealthCheckStatusApplyConfiguration) WithCurrentUnhealthy(value int32) *MachineHealthCheckStatusApplyConfiguration {
+	b.CurrentUnhealthy = &value
+	return b
+}
+
+// WithCurrentSuspect sets the CurrentSuspect field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CurrentSuspect field is set to the value of the last call.
+func (b *MachineHealthCheckStatusApplyConfiguration) WithCurrentSuspect(value int32) *MachineHealthCheckStatusApplyConfiguration {
+	b.CurrentSuspect = &value
+	return b
+}
+
+// WithRetriesExhausted sets the RetriesExhausted field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RetriesExhausted field is set to the value of the last call.
+func (b *MachineHealthCheckStatusApplyConfiguration) WithRetriesExhausted(value int32) *MachineHealthCheckStatusApplyConfiguration {
+	b.RetriesExhausted = &value
 	return b
 }
 

@@ -145,7 +145,6 @@ func (r *Reconciler) evaluate(ctx context.Context, s *scope) (ctrl.Result, bool,
 	}
 	ev.noteResumed(resumedAt)
 	s.eval = ev
-	observeEvaluation(client.ObjectKeyFromObject(s.mhc), ev)
 	log.FromContext(ctx).V(1).Info("evaluated", "targets", ev.total, "healthy", ev.healthy, "unhealthy", ev.unhealthy,
 		"suspect", ev.suspect, "inFlight", ev.inFlight, "starting", ev.started, "allowed", ev.allowed,
 		"retriesExhausted", len(ev.exhausted), "requeueAfter", ev.requeueAfter)

@@ -1,39 +1,36 @@
 package machinehealthcheck
 
 import (
+	"context"
+
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/reconcile/statemetrics"
 )
 
 // The health checks' metrics, labelled by the check (namespace, machinehealthcheck): as many
-// series as checks, never one per Machine. The gauges are the counts of each check's last
-// evaluation (its status holds only some of them), set by that evaluation and removed with the
-// check; the counters count decisions.
+// series as checks, never one per Machine. The gauges are computed from the checks' status in the
+// cache when Prometheus scrapes (Collector), so they say what kubectl shows and survive a
+// restart; the counters count decisions where they are taken.
 var (
 	checkLabels = []string{"namespace", "machinehealthcheck"}
 
-	targetsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "machineapi_machinehealthcheck_targets",
-		Help: "Machines the health check selects, at its last evaluation.",
-	}, checkLabels)
-	unhealthyGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "machineapi_machinehealthcheck_unhealthy",
-		Help: "Targets that failed a rule for its timeout (remediations in flight included), at the last evaluation.",
-	}, checkLabels)
-	suspectGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "machineapi_machinehealthcheck_suspect",
-		Help: "Targets failing a condition rule whose timeout has not passed yet, at the last evaluation.",
-	}, checkLabels)
-	shortCircuitedGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "machineapi_machinehealthcheck_short_circuited",
-		Help: "1 while the check remediates nothing because more targets are failing than maxUnhealthy (or unhealthyRange) allows (RemediationAllowed=False), else 0.",
-	}, checkLabels)
-	retriesExhaustedGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "machineapi_machinehealthcheck_retries_exhausted",
-		Help: "Unhealthy targets kept unremediated because their lineage spent spec.remediation.maxRetries (the RetriesExhausted condition names them).",
-	}, checkLabels)
+	targetsDesc = prometheus.NewDesc("machineapi_machinehealthcheck_targets",
+		"Machines the health check selects (status.expectedMachines).", checkLabels, nil)
+	unhealthyDesc = prometheus.NewDesc("machineapi_machinehealthcheck_unhealthy",
+		"Targets that failed a rule for its timeout, remediations in flight included (status.currentUnhealthy).", checkLabels, nil)
+	suspectDesc = prometheus.NewDesc("machineapi_machinehealthcheck_suspect",
+		"Targets failing a condition rule whose timeout has not passed yet (status.currentSuspect).", checkLabels, nil)
+	shortCircuitedDesc = prometheus.NewDesc("machineapi_machinehealthcheck_short_circuited",
+		"1 while the check remediates nothing because more targets are failing than maxUnhealthy (or unhealthyRange) allows (RemediationAllowed=False), else 0.", checkLabels, nil)
+	retriesExhaustedDesc = prometheus.NewDesc("machineapi_machinehealthcheck_retries_exhausted",
+		"Unhealthy targets kept unremediated because their lineage spent spec.remediation.maxRetries (status.retriesExhausted; the RetriesExhausted condition names them).", checkLabels, nil)
 	remediationsStarted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "machineapi_machinehealthcheck_remediations_started_total",
 		Help: "Remediations started: unhealthy Machines whose MachineSet was asked to replace them, or external remediation requests created.",
@@ -45,8 +42,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(targetsGauge, unhealthyGauge, suspectGauge, shortCircuitedGauge, retriesExhaustedGauge,
-		remediationsStarted, remediationsRefused)
+	metrics.Registry.MustRegister(remediationsStarted, remediationsRefused)
 }
 
 // refusals are the HealthCheckSucceeded reasons that say an unhealthy Machine is not remediated
@@ -60,26 +56,44 @@ var refusals = map[string]bool{
 	ReasonRemediationForbidden:        true,
 }
 
-// observeEvaluation sets the gauges of check to the counts of ev.
-func observeEvaluation(check types.NamespacedName, ev *evaluation) {
-	labels := []string{check.Namespace, check.Name}
-	targetsGauge.WithLabelValues(labels...).Set(float64(ev.total))
-	unhealthyGauge.WithLabelValues(labels...).Set(float64(ev.unhealthy))
-	suspectGauge.WithLabelValues(labels...).Set(float64(ev.suspect))
-	shortCircuited := 0.0
-	if !ev.allowed {
-		shortCircuited = 1
-	}
-	shortCircuitedGauge.WithLabelValues(labels...).Set(shortCircuited)
-	retriesExhaustedGauge.WithLabelValues(labels...).Set(float64(len(ev.exhausted)))
+// Collector returns the health checks' gauges, computed from reader (the manager's cache) on
+// the elected replica when Prometheus scrapes: one series per check and gauge.
+func Collector(reader client.Reader, elected <-chan struct{}) *statemetrics.Collector {
+	return statemetrics.New(reader, elected, collect, targetsDesc, unhealthyDesc, suspectDesc, shortCircuitedDesc, retriesExhaustedDesc)
 }
 
-// forgetCheck removes the series of a check that no longer exists.
+func collect(ctx context.Context, reader client.Reader, ch chan<- prometheus.Metric) error {
+	list := &v1beta1.MachineHealthCheckList{}
+	if err := reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		mhc := &list.Items[i]
+		if mhc.Status.ObservedGeneration == 0 {
+			continue // never evaluated: nothing to say yet
+		}
+		labels := []string{mhc.Namespace, mhc.Name}
+		gauge := func(d *prometheus.Desc, v int32) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+		}
+		st := &mhc.Status
+		gauge(targetsDesc, st.ExpectedMachines)
+		gauge(unhealthyDesc, st.CurrentUnhealthy)
+		gauge(suspectDesc, st.CurrentSuspect)
+		gauge(retriesExhaustedDesc, st.RetriesExhausted)
+		shortCircuited := int32(0)
+		if c := meta.FindStatusCondition(st.Conditions, v1beta1.RemediationAllowedCondition); c != nil && c.Status == metav1.ConditionFalse &&
+			(c.Reason == ReasonTooManyUnhealthy || c.Reason == ReasonOutsideUnhealthyRange) {
+			shortCircuited = 1
+		}
+		gauge(shortCircuitedDesc, shortCircuited)
+	}
+	return nil
+}
+
+// forgetCheck removes the counters of a check that no longer exists.
 func forgetCheck(check types.NamespacedName) {
 	labels := prometheus.Labels{"namespace": check.Namespace, "machinehealthcheck": check.Name}
-	for _, v := range []*prometheus.GaugeVec{targetsGauge, unhealthyGauge, suspectGauge, shortCircuitedGauge, retriesExhaustedGauge} {
-		v.DeletePartialMatch(labels)
-	}
 	for _, v := range []*prometheus.CounterVec{remediationsStarted, remediationsRefused} {
 		v.DeletePartialMatch(labels)
 	}

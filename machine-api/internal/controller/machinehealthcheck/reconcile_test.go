@@ -16,12 +16,14 @@ import (
 	clientevents "k8s.io/client-go/tools/events"
 	testclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/machinehealthcheck"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/expect"
+	"machineapi.dev/machine-api/reconcile/statemetrics"
 )
 
 // The reconcile-once level: no manager runs; the Reconciler reads the API server directly and
@@ -41,6 +43,9 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 		clock = testclock.NewFakeClock(t0)
 		r = &machinehealthcheck.Reconciler{Client: k8s, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock}
 		set = pausedSet(ns, "once", 1, lbls) // nothing runs to act on it: it only owns the Machine
+		// The gauges are computed from the checks' status when scraped; no manager runs here to
+		// register them, so the spec does, reading the API server.
+		Expect(statemetrics.Register(metrics.Registry, machinehealthcheck.Collector(k8s, nil))).To(Succeed())
 	})
 
 	// machineOf creates a Machine of set, held by a finalizer (so its deletion can be seen), with

@@ -116,6 +116,9 @@ func computeStatus(s *scope) v1beta1.MachineHealthCheckStatus {
 	case ev != nil:
 		st.ExpectedMachines = int32(ev.total)
 		st.CurrentHealthy = int32(ev.healthy)
+		st.CurrentUnhealthy = int32(ev.unhealthy)
+		st.CurrentSuspect = int32(ev.suspect)
+		st.RetriesExhausted = int32(len(ev.exhausted))
 		st.RemediationsAllowed = ev.remediationsAllowed()
 		st.Targets = make([]string, len(ev.outcomes))
 		for i := range ev.outcomes {
