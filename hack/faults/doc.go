@@ -21,6 +21,10 @@
 //   - replicas converge: sets and deployments have exactly spec.replicas Machines, Ready, and
 //     their status says so (CheckConverged);
 //   - no Machine was linked to a second Node (CheckLinks);
+//   - no pod of any namespace was bound to a Node of the scenario's Machines before its
+//     initialization, if it registered with node.machineapi.dev/uninitialized: the binding's
+//     resourceVersion is below that of the Node's first version without the taint
+//     (CheckInitialization, from the tracker's Node and pod watches);
 //   - no panic in any manager log, no manager exited on its own, and the manager's goroutine
 //     count is back near where it started once its Machines are gone.
 //
@@ -30,7 +34,8 @@
 // binary (kill, restart, metrics); autoscaler.go runs the real cluster-autoscaler and reads its
 // status (the scenarios labelled autoscaler, make test-autoscaler, which make test-faults leaves
 // out); simstate.go reads the simulated cloud; tracker.go watches
-// Machines, events and health checks; invariants.go holds the checks; objects.go the objects.
+// Machines, events and health checks, bindings.go Nodes and pod bindings; invariants.go holds the
+// checks; objects.go the objects.
 // The scenarios are the *_test.go files, one per row of the matrix; harness_test.go sets up
 // each scenario and runs the invariants.
 package faults

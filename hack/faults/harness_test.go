@@ -65,7 +65,7 @@ func NewScenario(name string) *Scenario {
 	var sctx context.Context
 	sctx, s.cancel = context.WithCancel(ctx)
 	s.History = faults.WatchInstances(sctx, s.SimDir)
-	s.Expect = faults.Expectations{ExemptNodes: map[string]string{}, InstanceMissing: map[string]bool{}, NotReadySets: map[string]bool{}}
+	s.Expect = faults.Expectations{ExemptNodes: map[string]string{}, InstanceMissing: map[string]bool{}, NotReadySets: map[string]bool{}, BoundEarly: map[string]string{}}
 	GinkgoWriter.Printf("scenario %s: namespace %s, state in %s\n", name, s.NS, dir)
 	return s
 }
@@ -150,6 +150,7 @@ func (s *Scenario) Verify() {
 	note("links", faults.CheckLinks(sub, false))
 	note("drain", faults.CheckDrain(ctx, sub))
 	note("remediation", faults.CheckRemediations(ctx, sub))
+	note("initialization", faults.CheckInitialization(sub))
 
 	s.deleteEverything()
 	note("instances after deleting everything", faults.CheckInstances(ctx, sub))
@@ -158,6 +159,7 @@ func (s *Scenario) Verify() {
 	}
 	note("drain", faults.CheckDrain(ctx, sub))
 	note("remediation", faults.CheckRemediations(ctx, sub))
+	note("initialization", faults.CheckInitialization(sub))
 
 	for _, c := range append(append([]*faults.Component(nil), s.Managers...), s.Others...) {
 		if err := c.Exited(); err != nil {

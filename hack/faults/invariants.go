@@ -48,6 +48,9 @@ type Expectations struct {
 	// provider still registers a Node per instance in the management cluster, which nothing
 	// deletes (see docs/reliability.md), so those are not counted as leftovers.
 	RemoteNodes bool
+	// BoundEarly are pods (namespace/name) the scenario binds to a Node before its
+	// initialization on purpose; the value says why.
+	BoundEarly map[string]string
 }
 
 // Subject is what the invariants look at: one scenario's namespace and its simulated cloud.
@@ -141,6 +144,16 @@ func CheckInstances(ctx context.Context, s Subject) []string {
 		}
 	}
 	return bad
+}
+
+// CheckInitialization: no pod of any namespace was bound to a Node of the scenario's Machines
+// before that Node's initialization, if it registered with the initialization taint
+// (v1beta1.NodeUninitializedTaintKey): every binding to it has a smaller resourceVersion than
+// the first version of the Node seen without the taint. Judged from the tracker's watches of
+// Nodes and pods by resourceVersion (BoundBeforeInitialization says why that order is sound),
+// not by when the watches delivered.
+func CheckInitialization(s Subject) []string {
+	return BoundBeforeInitialization(s.Tracker.NodesOf(s.Namespace), s.Tracker.Nodes(), s.Tracker.Bindings(), s.Expect.BoundEarly)
 }
 
 // CheckDrain: a probe pod on a Node that no longer exists shows its Machine's deletion did not

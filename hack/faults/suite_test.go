@@ -154,6 +154,7 @@ func preflight(root string) error {
 	check(*k8sBinDir, "kube-apiserver")
 	binaries["machine-manager"] = check(*binDir, "machine-manager")
 	binaries["cluster-manager"] = check(*binDir, "cluster-manager")
+	binaries["nodelink"] = check(*binDir, "nodelink")
 	for _, crds := range []string{"machine-api/config/crd/bases", "cluster-api/config/crd/bases"} {
 		if _, err := os.Stat(filepath.Join(root, crds)); err != nil {
 			errs = append(errs, fmt.Errorf("no CRDs at %s (is -root the repository root?)", filepath.Join(root, crds)))

@@ -8,12 +8,14 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"machineapi.dev/hack/tools/watch"
 
@@ -66,21 +68,25 @@ type ConditionChange struct {
 }
 
 // Tracker records, from watches of the suite's own, every Machine's life, the events about
-// Machines and MachineHealthChecks, and each health check's RemediationAllowed history. The
-// watches survive API server restarts (client-go relists).
+// Machines and MachineHealthChecks, each health check's RemediationAllowed history, every Node's
+// registration and initialization, and every pod's binding (bindings.go). The watches survive API
+// server restarts (client-go relists).
 type Tracker struct {
 	mu       sync.Mutex
 	machines map[types.UID]*MachineRecord
 	events   map[types.UID][]EventRecord // by regarding UID, including events seen before the object
 	mhcAllow map[types.NamespacedName][]ConditionChange
 	peak     map[string]int // most Machines of a namespace alive and not deleting at once
+	nodes    map[types.UID]*NodeRecord
+	bindings map[types.UID]*Binding // by pod UID
 	changed  chan struct{}
 }
 
 // NewTracker registers the watches on c; start c afterwards.
 func NewTracker(ctx context.Context, c cache.Cache) (*Tracker, error) {
 	t := &Tracker{machines: map[types.UID]*MachineRecord{}, events: map[types.UID][]EventRecord{},
-		mhcAllow: map[types.NamespacedName][]ConditionChange{}, peak: map[string]int{}, changed: make(chan struct{}, 1)}
+		mhcAllow: map[types.NamespacedName][]ConditionChange{}, peak: map[string]int{}, changed: make(chan struct{}, 1),
+		nodes: map[types.UID]*NodeRecord{}, bindings: map[types.UID]*Binding{}}
 	inf, err := c.GetInformer(ctx, &v1beta1.Machine{})
 	if err != nil {
 		return nil, err
@@ -107,6 +113,18 @@ func NewTracker(ctx context.Context, c cache.Cache) (*Tracker, error) {
 		UpdateFunc: func(_, o any) { t.observeMHC(o) },
 	}); err != nil {
 		return nil, err
+	}
+	for obj, h := range map[client.Object]toolscache.ResourceEventHandler{
+		&corev1.Node{}: watch.Handler(t.observeNode),
+		&corev1.Pod{}:  watch.Handler(t.observePod),
+	} {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -326,7 +344,27 @@ func (t *Tracker) Dump(ns string) string {
 			fmt.Fprintf(&b, "    %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
 	}
+	b.WriteString(describeNodes(t.NodesOf(ns), t.Bindings()))
 	return b.String()
+}
+
+// NodesOf returns the records of the Nodes of ns's Machines: those of their sim instances, and
+// those their status.nodeRef ever named.
+func (t *Tracker) NodesOf(ns string) []NodeRecord {
+	uids, names := map[string]bool{}, map[string]bool{}
+	for _, r := range t.Machines(ns) {
+		uids[string(r.UID)] = true
+		for _, n := range r.Nodes {
+			names[n] = true
+		}
+	}
+	var out []NodeRecord
+	for _, r := range t.Nodes() {
+		if uids[r.Instance] || names[r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // HasEvent reports whether the record has an event with one of the reasons.
