@@ -13,5 +13,8 @@
 // was given; the controller persists exactly those fields and ignores any other change. The
 // conformance package checks this contract; run it in your provider's tests.
 //
+// Optional interfaces: Lister (lister.go), for a provider that can list the instances it created,
+// which turns on the manager's orphan collector.
+//
 // Start reading at Provider in provider.go; errors.go lists the typed errors.
 package provider

@@ -304,3 +304,35 @@ func nodeName(m *v1beta1.Machine) string {
 	}
 	return strings.TrimRight(name, "-.") + "-" + uid
 }
+
+var _ provider.Lister = (*Provider)(nil)
+
+// List implements provider.Lister: every instance of the store (a manager's sim keeps only its
+// own, in its own state folder).
+func (p *Provider) List(_ context.Context) ([]provider.Instance, error) {
+	if p.chance(p.opts.CallFailureRate) {
+		return nil, errors.New("sim: simulated transient failure while listing the instances (--sim-call-failure-rate)")
+	}
+	all := p.store.list()
+	out := make([]provider.Instance, 0, len(all))
+	for _, inst := range all {
+		out = append(out, provider.Instance{
+			ProviderID: inst.ProviderID, MachineUID: inst.ID, MachineNamespace: inst.Namespace, MachineName: inst.Machine, Created: inst.CreatedAt,
+		})
+	}
+	return out, nil
+}
+
+// DeleteInstance implements provider.Lister: the instance goes, and its Node with it, as a
+// cloud's node lifecycle controller would remove the Node of a terminated instance that no
+// Machine deletes.
+func (p *Provider) DeleteInstance(ctx context.Context, i provider.Instance) error {
+	inst, had := p.store.get(i.MachineUID)
+	if _, err := p.store.delete(i.MachineUID); err != nil {
+		return err
+	}
+	if had && inst.Registered && p.getClient() != nil {
+		return p.removeNode(ctx, inst.NodeName)
+	}
+	return nil
+}
