@@ -76,7 +76,7 @@ func TestChoose(t *testing.T) {
 			insts: []provider.Instance{inst("a", time.Hour)}, live: []string{"a"}, firstSeen: map[string]time.Duration{"gone": time.Hour},
 		},
 		"bounded by the fraction of the instances listed, oldest first": {
-			insts: []provider.Instance{inst("a", 3*time.Hour), inst("b", 5*time.Hour), inst("c", 4*time.Hour), inst("d", 2*time.Hour)},
+			insts:     []provider.Instance{inst("a", 3*time.Hour), inst("b", 5*time.Hour), inst("c", 4*time.Hour), inst("d", 2*time.Hour)},
 			firstSeen: map[string]time.Duration{"a": time.Hour, "b": time.Hour, "c": time.Hour, "d": time.Hour},
 			orphans:   []string{"a", "b", "c", "d"}, delete: []string{"b", "c"}, remember: []string{"a", "b", "c", "d"},
 		},
