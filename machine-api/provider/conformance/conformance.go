@@ -136,6 +136,10 @@ func Run(t *testing.T, s Suite) {
 		}
 	})
 
+	if l, ok := s.Provider.(provider.Lister); ok {
+		runLister(t, s, l, create)
+	}
+
 	if s.InvalidMachine != nil {
 		t.Run("an invalid configuration is reported as InvalidConfiguration", func(t *testing.T) {
 			m := s.InvalidMachine("invalid")
@@ -148,6 +152,61 @@ func Run(t *testing.T, s Suite) {
 			}
 		})
 	}
+}
+
+// runLister checks a provider's Lister: what List says of an instance, and DeleteInstance.
+func runLister(t *testing.T, s Suite, l provider.Lister, create func(*testing.T, string) *v1beta1.Machine) {
+	ctx := context.Background()
+	find := func(t *testing.T, m *v1beta1.Machine) (provider.Instance, bool) {
+		t.Helper()
+		insts, err := l.List(ctx)
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		for _, i := range insts {
+			if i.MachineUID == m.UID {
+				return i, true
+			}
+		}
+		return provider.Instance{}, false
+	}
+
+	t.Run("List reports an instance with its Machine's UID, namespace and name, and its providerID", func(t *testing.T) {
+		m := create(t, "listed")
+		inst, ok := find(t, m)
+		if !ok {
+			t.Fatalf("List has no instance with the Machine's UID %s", m.UID)
+		}
+		if inst.ProviderID != m.Spec.ProviderID || inst.MachineNamespace != m.Namespace || inst.MachineName != m.Name {
+			t.Errorf("List says %+v; want providerID %q, Machine %s/%s", inst, m.Spec.ProviderID, m.Namespace, m.Name)
+		}
+		if inst.Created.IsZero() {
+			t.Errorf("List gives no creation time for %s: the orphan collector would never collect it", inst.ProviderID)
+		}
+	})
+
+	t.Run("DeleteInstance deletes an instance List reported, and deleting it again succeeds", func(t *testing.T) {
+		m := create(t, "deleted-as-orphan")
+		inst, ok := find(t, m)
+		if !ok {
+			t.Fatalf("List has no instance with the Machine's UID %s", m.UID)
+		}
+		for i := range 2 {
+			if err := l.DeleteInstance(ctx, inst); err != nil {
+				t.Fatalf("DeleteInstance #%d: %v", i+1, err)
+			}
+		}
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, s.DeleteTimeout, true, func(ctx context.Context) (bool, error) {
+			ok, err := s.Provider.Exists(ctx, m)
+			return !ok, err
+		})
+		if err != nil {
+			t.Fatalf("the instance still exists %s after DeleteInstance, or Exists failed: %v", s.DeleteTimeout, err)
+		}
+		if _, ok := find(t, m); ok {
+			t.Errorf("List still reports the instance after DeleteInstance")
+		}
+	})
 }
 
 func count(s Suite) int {
