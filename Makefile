@@ -47,6 +47,18 @@ run: controlplane build-localstack build ## Run the whole stack on a local contr
 		--component "cluster-manager=$(ROOT)/bin/cluster-manager --metrics-bind-address=127.0.0.1:18082 --health-probe-bind-address=127.0.0.1:18083" \
 		$(foreach s,$(SAMPLES),--apply $(s)) $(if $(SAMPLES),--hints docs/examples/run-hints.txt)
 
+# make run-vms: the loopback MachineClass of the libvirt provider's samples, with the image
+# volume import-node-image.sh names, and its MachineDeployment of two VMs.
+.PHONY: run-vms
+run-vms: controlplane build-localstack ## Like make run, with 2 real VMs: libvirt set up and libvirtd started if needed, the node image built and imported, the libvirt manager and a MachineDeployment of 2 VMs (needs root; state in .local/vms/; Ctrl-C deletes the VMs, then stops).
+	@vol=$$(hack/vms/prepare.sh run-vms); mkdir -p $(ROOT)/.local/vms; \
+		sed "s/machineapi-node-0123456789ab\.raw/$$vol/" providers/libvirt/config/samples/machineclass-loopback.yaml > $(ROOT)/.local/vms/machineclass.yaml; \
+		$(ROOT)/bin/tools/localstack --make-target run-vms --bin-dir $(KUBEBUILDER_ASSETS) --state-dir $(ROOT)/.local/vms \
+		--apiserver-port $(APISERVER_PORT) --etcd-port $(ETCD_PORT) --node-bootstrap --delete-applied-on-exit \
+		--crds machine-api/config/crd/bases --crds machine-api/config/admission \
+		--component "machine-manager-libvirt=$(ROOT)/bin/machine-manager-libvirt --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 --libvirt-manager-id=run-vms" \
+		--apply $(ROOT)/.local/vms/machineclass.yaml --apply providers/libvirt/config/samples/machinedeployment.yaml
+
 .PHONY: build
 build: ## Build the binaries into bin/: machine-manager, kubectl-machine, nodelink, cluster-manager.
 	@cd machine-api && go build -o $(ROOT)/bin/ ./cmd/machine-manager ./cmd/kubectl-machine
@@ -94,6 +106,19 @@ test-autoscaler: controlplane build ## The real cluster-autoscaler (1.36, cluste
 		cd hack/faults && GOWORK=off go test -timeout 30m -count=1 -v . -args -ginkgo.vv -ginkgo.label-filter=autoscaler \
 		$(if $(FAULTS_FOCUS),-ginkgo.focus='$(FAULTS_FOCUS)') \
 		-root=$(ROOT) -bin-dir=$(ROOT)/bin -k8s-bin-dir=$(KUBEBUILDER_ASSETS) -cluster-autoscaler="$$ca" $(FAULTS_ARGS)
+
+# make test-vms: VMS_FOCUS runs the specs whose names match (a regexp), VMS_ARGS passes suite
+# flags (-keep-state). Ginkgo's own timeout comes first, so that the specs' clean-up (the VMs)
+# still runs when it strikes.
+VMS_FOCUS ?=
+VMS_ARGS ?=
+
+.PHONY: test-vms
+test-vms: controlplane ## The libvirt provider end to end on real VMs (at most 2): Nodes joining with their Machine's labels before any pod, drain under a PodDisruptionBudget, health-check replacement of a destroyed VM, scale to 0, bad input (needs root: sets up libvirt, builds the node image).
+	@vol=$$(hack/vms/prepare.sh test-vms); \
+		cd hack/vms && GOWORK=off go test -timeout 45m -count=1 -v . -args -ginkgo.v -ginkgo.timeout=35m -ginkgo.grace-period=3m \
+		$(if $(VMS_FOCUS),-ginkgo.focus='$(VMS_FOCUS)') \
+		-root=$(ROOT) -k8s-bin-dir=$(KUBEBUILDER_ASSETS) -manager=$(ROOT)/bin/machine-manager-libvirt -image-volume="$$vol" $(VMS_ARGS)
 
 ##@ Development
 

@@ -108,21 +108,9 @@ func (a *Applier) ApplyFiles(ctx context.Context, files ...string) ([]*unstructu
 // Apply server-side applies one object, then waits for a CRD to be established.
 func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured) error {
 	gvk := obj.GroupVersionKind()
-	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		a.mapper.Reset()
-		mapping, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
+	ri, err := a.resource(obj)
 	if err != nil {
 		return err
-	}
-	var ri dynamic.ResourceInterface = a.dyn.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		ns := obj.GetNamespace()
-		if ns == "" {
-			ns = metav1.NamespaceDefault
-		}
-		ri = a.dyn.Resource(mapping.Resource).Namespace(ns)
 	}
 	body, err := obj.MarshalJSON()
 	if err != nil {
@@ -141,6 +129,27 @@ func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured) err
 		return waitEstablished(ctx, a.dyn, obj.GetName())
 	}
 	return nil
+}
+
+// resource is the dynamic client of obj's kind, in its namespace (default when it names none).
+func (a *Applier) resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		a.mapper.Reset()
+		mapping, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return a.dyn.Resource(mapping.Resource), nil
+	}
+	ns := obj.GetNamespace()
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	return a.dyn.Resource(mapping.Resource).Namespace(ns), nil
 }
 
 func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) error {
@@ -189,4 +198,33 @@ func decodeAll(data []byte) ([]*unstructured.Unstructured, error) {
 		}
 		out = append(out, u)
 	}
+}
+
+// DeleteAndWait deletes objs, in reverse order (what was applied last goes first), and waits until
+// each is gone from the API server (its finalizers done) or ctx ends. Objects already gone are
+// skipped; progress goes to log.
+func (a *Applier) DeleteAndWait(ctx context.Context, objs []*unstructured.Unstructured, log io.Writer) error {
+	for i := len(objs) - 1; i >= 0; i-- {
+		obj := objs[i]
+		ri, err := a.resource(obj)
+		if err != nil {
+			return err
+		}
+		if err := ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		fmt.Fprintf(log, "deleting %s %s ...\n", obj.GetKind(), obj.GetName())
+		for {
+			_, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s %s is not gone yet: %w", obj.GetKind(), obj.GetName(), ctx.Err())
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return nil
 }

@@ -13,6 +13,14 @@
 // work (serviceaccount, nodelifecycle) run. The API server can be killed and started again with
 // the same flags while everything else keeps running (the fault matrix does).
 //
+// With Config.NodeBootstrap the plane also takes real kubelets that join with bootstrap tokens
+// (make run-vms and make test-vms, whose Machines are libvirt VMs): bootstrap-token
+// authentication and the NodeRestriction admission plugin in kube-apiserver, the bootstrap-token
+// controllers in kube-controller-manager, and ApplyNodeBootstrap for the RBAC of
+// machine-api/config/bootstrap. Such guests reach the API server through a forward, at an address
+// of their own: the serving certificate also names kubernetes and 127.0.0.1, the TLS server names
+// they can check.
+//
 // Start checks its inputs before it starts anything (missing binaries, ports already taken) and
 // returns errors that say what to do. Every process it starts runs in its own process group and is
 // asked to die with its parent; Stop terminates them in reverse order and waits, so Ctrl-C leaves

@@ -42,6 +42,17 @@ type Config struct {
 	// AuditLog, when set, makes the API server log every write (verb, resource, user agent,
 	// response code) to this file, at metadata level.
 	AuditLog string
+	// NodeBootstrap readies the plane for real kubelets that join with bootstrap tokens, as the
+	// libvirt provider's VMs do (make run-vms, make test-vms): kube-apiserver authenticates
+	// bootstrap tokens (--enable-bootstrap-token-auth) and runs the NodeRestriction admission
+	// plugin, so that a kubelet, authorized by the Node authorizer as always here, changes only its
+	// own Node and pods and cannot give itself node-role labels or other restricted ones;
+	// kube-controller-manager (every default controller when ControllerManager is empty) also
+	// runs the two bootstrap-token controllers that are off by default (NodeBootstrapControllers).
+	// The CSR approving, signing (with the local CA) and cleaning controllers are default ones.
+	// ApplyNodeBootstrap applies the RBAC the flow needs. Off for make run, the fault matrix and
+	// the bench, whose kubelets are simulated.
+	NodeBootstrap bool
 	// EtcdUnsafeNoFsync skips fsync in etcd (as envtest does): faster, and data may be lost if
 	// the machine crashes. For benchmarks and tests, never for state you want to keep.
 	EtcdUnsafeNoFsync bool
@@ -49,11 +60,35 @@ type Config struct {
 	Log io.Writer
 }
 
+// NodeBootstrapControllers are the controllers NodeBootstrap adds to kube-controller-manager's:
+// off by default, they sign the cluster-info ConfigMap with bootstrap tokens and delete expired
+// tokens.
+var NodeBootstrapControllers = []string{"bootstrap-signer-controller", "token-cleaner-controller"}
+
+// controllers is kube-controller-manager's --controllers: ControllerManager, with NodeBootstrap
+// every default controller when it is empty and NodeBootstrapControllers. Empty: no
+// kube-controller-manager.
+func (c Config) controllers() []string {
+	if !c.NodeBootstrap {
+		return c.ControllerManager
+	}
+	out := slices.Clone(c.ControllerManager)
+	if len(out) == 0 {
+		out = []string{"*"}
+	}
+	for _, name := range NodeBootstrapControllers {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // runsController reports whether the configured kube-controller-manager runs the named
-// controller.
+// controller (one that is on by default).
 func (c Config) runsController(name string) bool {
 	on := false
-	for _, v := range c.ControllerManager {
+	for _, v := range c.controllers() {
 		switch v {
 		case "*", name:
 			on = true
@@ -193,6 +228,9 @@ func (p *Plane) apiServerArgs() []string {
 	if len(disabled) > 0 {
 		args = append(args, "--disable-admission-plugins="+strings.Join(disabled, ","))
 	}
+	if cfg.NodeBootstrap {
+		args = append(args, "--enable-bootstrap-token-auth=true", "--enable-admission-plugins=NodeRestriction")
+	}
 	if cfg.AuditLog != "" {
 		args = append(args, "--audit-policy-file="+filepath.Join(cfg.StateDir, "audit-policy.yaml"), "--audit-log-path="+cfg.AuditLog,
 			"--audit-log-format=json", "--audit-log-maxsize=0")
@@ -255,9 +293,10 @@ func (p *Plane) startControllers(ctx context.Context) error {
 		args []string
 	}
 	var todo []component
-	if len(p.cfg.ControllerManager) > 0 {
+	controllers := p.cfg.controllers()
+	if len(controllers) > 0 {
 		todo = append(todo, component{"kube-controller-manager", []string{
-			"--controllers=" + strings.Join(p.cfg.ControllerManager, ","),
+			"--controllers=" + strings.Join(controllers, ","),
 			// Each controller uses its own service account's token (as kubeadm sets it up), so
 			// the token, service-account and RBAC machinery is exercised like in a real cluster;
 			// the private key is the one the API server verifies tokens with.
@@ -300,7 +339,7 @@ func (p *Plane) startControllers(ctx context.Context) error {
 		p.add(proc)
 		what := ""
 		if c.name == "kube-controller-manager" {
-			what = ", controllers " + strings.Join(p.cfg.ControllerManager, ",")
+			what = ", controllers " + strings.Join(controllers, ",")
 		}
 		fmt.Fprintf(p.cfg.Log, "%s: started (pid %d%s), log in %s\n", c.name, proc.Pid(), what, proc.LogFile)
 		// The health endpoints are served with a self-signed certificate and need no client one.
@@ -360,7 +399,7 @@ func (p *Plane) Exited() <-chan *Process {
 func preflight(cfg Config) error {
 	var errs []error
 	binaries := []string{"etcd", "kube-apiserver"}
-	if len(cfg.ControllerManager) > 0 {
+	if len(cfg.controllers()) > 0 {
 		binaries = append(binaries, "kube-controller-manager")
 	}
 	if cfg.Scheduler {

@@ -13,7 +13,10 @@
 //     applies at boot, uploaded with StorageVolUpload so remote hosts work too), the qcow2 overlay
 //     of the image, and the start. A failure after the definition tears down everything it made,
 //     token included. A Create that finds the domain (by UUID) adopts it instead: if the domain
-//     never started (the Machine has no providerID yet), it is completed.
+//     never started (the Machine has no providerID yet), it is completed. The seed registers the
+//     Node with the initialization taint (Options.InitializationTaintKey, NoSchedule), which the
+//     node linker removes in the patch that gives the Node its Machine's labels and taints, so no
+//     pod lands on the Node before them.
 //   - spec.providerID is libvirt:///<machine-uid>, which the seed writes into the kubelet's
 //     configuration; status.addresses are the InternalIP (known before boot on the user network,
 //     10.0.N.15; read from the network's DHCP leases or the host's ARP table otherwise, by Update)

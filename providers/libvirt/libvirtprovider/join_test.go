@@ -40,7 +40,7 @@ const joinTimeout = 10 * time.Minute
 // see hack/import-node-image.sh) as a Machine, on the loopback user network, against a control
 // plane that joins nodes as clusters do: kube-apiserver with bootstrap-token authentication and the
 // Node authorizer, kube-controller-manager approving and signing the kubelet's CSR. The Node must
-// register with the Machine's providerID and InternalIP and become Ready.
+// register with the Machine's providerID, its InternalIP and the initialization taint, and become Ready.
 func TestNodeJoins(t *testing.T) {
 	image := os.Getenv("MACHINEAPI_NODE_IMAGE_VOLUME")
 	if image == "" {
@@ -60,7 +60,9 @@ func TestNodeJoins(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = conn.Disconnect() })
 	f := &fixture{conn: conn, pool: envOr("MACHINEAPI_LIBVIRT_POOL", "default"), image: image, k8s: k8s, managerID: "test-join-" + randomHex(4), uids: map[types.UID]bool{}}
-	if f.p, err = New(Options{ManagerID: f.managerID}).WithCluster(k8s, cfg); err != nil {
+	opts := DefaultOptions()
+	opts.ManagerID = f.managerID
+	if f.p, err = New(opts).WithCluster(k8s, cfg); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.expectNoLeftovers(t) })
@@ -107,11 +109,19 @@ func TestNodeJoins(t *testing.T) {
 	if nodeIP != m.Status.Addresses[0].Address {
 		t.Errorf("the Node's InternalIP is %q, the Machine's %q", nodeIP, m.Status.Addresses[0].Address)
 	}
+	// No node linker runs here to lift the initialization taint, nor a node lifecycle controller
+	// to lift the kubelet's own condition taint: the Node keeps what it registered with.
+	initialized := false
 	for _, taint := range node.Spec.Taints {
-		// The kubelet's own condition taint stays: no node lifecycle controller runs here to lift it.
-		if taint.Key != corev1.TaintNodeNotReady {
-			t.Errorf("the Node registered with taint %v; none was asked for", taint)
+		switch {
+		case taint.Key == opts.InitializationTaintKey && taint.Effect == corev1.TaintEffectNoSchedule:
+			initialized = true
+		case taint.Key != corev1.TaintNodeNotReady:
+			t.Errorf("the Node registered with taint %v; it was not asked for", taint)
 		}
+	}
+	if !initialized {
+		t.Errorf("the Node registered without the initialization taint %s:NoSchedule: %v", opts.InitializationTaintKey, node.Spec.Taints)
 	}
 }
 

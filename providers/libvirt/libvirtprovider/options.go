@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/bootstrap"
 )
 
@@ -24,13 +25,21 @@ type Options struct {
 	CAFile string
 	// TokenTTL is how long a Machine's bootstrap token is valid. Default 24h.
 	TokenTTL time.Duration
+	// InitializationTaintKey is the key of the NoSchedule taint every Node registers with (its
+	// kubelet's registerWithTaints, before any taint of the providerSpec): the node linker removes
+	// it in the same patch that first gives the Node its Machine's labels and taints, so no pod
+	// lands on the Node before them. DefaultOptions sets the linker's default,
+	// v1beta1.NodeUninitializedTaintKey; empty registers no such taint (then pods may land before
+	// the Machine's labels and taints are on the Node), for a cluster whose linker does not remove
+	// it. Unlike the other options, New does not fill it in.
+	InitializationTaintKey string
 	// Clock is the time source (token expirations, seed timestamps). Default: the real clock.
 	Clock clock.PassiveClock
 }
 
 // DefaultOptions returns the options the flags default to.
 func DefaultOptions() Options {
-	return Options{ManagerID: "machine-manager", TokenTTL: bootstrap.DefaultTokenTTL}
+	return Options{ManagerID: "machine-manager", TokenTTL: bootstrap.DefaultTokenTTL, InitializationTaintKey: v1beta1.NodeUninitializedTaintKey}
 }
 
 // AddFlags binds the options to flags prefixed with --libvirt-.
@@ -39,4 +48,5 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.APIServerURL, "libvirt-apiserver-url", o.APIServerURL, "URL guests on a libvirt network or bridge reach the API server at (empty: the manager's own)")
 	fs.StringVar(&o.CAFile, "libvirt-ca-file", o.CAFile, "PEM file of the CA guests verify the API server with (empty: the CA of the manager's client configuration)")
 	fs.DurationVar(&o.TokenTTL, "libvirt-token-ttl", o.TokenTTL, "how long a Machine's bootstrap token is valid")
+	fs.StringVar(&o.InitializationTaintKey, "libvirt-initialization-taint-key", o.InitializationTaintKey, "key of the NoSchedule taint every Node registers with, which the node linker removes once the Node carries its Machine's labels and taints (empty: none, and pods may land before them)")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -213,7 +214,7 @@ func (p *Provider) complete(ctx context.Context, m *v1beta1.Machine, spec api.Pr
 		Hostname:           nodeName(m),
 		ProviderID:         ProviderIDPrefix + string(m.UID),
 		CAData:             cl.ca,
-		RegisterWithTaints: spec.RegisterWithTaints,
+		RegisterWithTaints: registerWithTaints(p.opts.InitializationTaintKey, spec.RegisterWithTaints),
 	}
 	server := pl.endpoint.server
 	if spec.Network.UserLoopback != nil {
@@ -246,6 +247,21 @@ func (p *Provider) complete(ctx context.Context, m *v1beta1.Machine, spec api.Pr
 		return fmt.Errorf("starting domain %s: %w", dom.Name, err)
 	}
 	return nil
+}
+
+// registerWithTaints are the taints a Node registers with: the initialization taint (NoSchedule)
+// when its key is set, then the providerSpec's, one per key and effect.
+func registerWithTaints(initKey string, spec []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	if initKey != "" {
+		out = append(out, corev1.Taint{Key: initKey, Effect: corev1.TaintEffectNoSchedule})
+	}
+	for _, t := range spec {
+		if !slices.ContainsFunc(out, func(o corev1.Taint) bool { return o.Key == t.Key && o.Effect == t.Effect }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // adopt handles a domain found for the Machine: one an interrupted Create defined but never

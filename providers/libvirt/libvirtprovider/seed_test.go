@@ -155,3 +155,41 @@ current-context: default
 		t.Fatalf("%v %+v", err, cfg)
 	}
 }
+
+// TestRegisterWithTaints protects what a Node registers with: the initialization taint first,
+// unless the manager turns it off, then the providerSpec's, without duplicates.
+func TestRegisterWithTaints(t *testing.T) {
+	const init = "node.machineapi.dev/uninitialized"
+	noSchedule := func(key string) corev1.Taint { return corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule} }
+	for name, tc := range map[string]struct {
+		initKey string
+		spec    []corev1.Taint
+		want    []corev1.Taint
+	}{
+		"the initialization taint by default":      {initKey: init, want: []corev1.Taint{noSchedule(init)}},
+		"then the providerSpec's":                  {initKey: init, spec: []corev1.Taint{noSchedule("a")}, want: []corev1.Taint{noSchedule(init), noSchedule("a")}},
+		"the providerSpec's own copy is not added": {initKey: init, spec: []corev1.Taint{noSchedule(init), noSchedule("a")}, want: []corev1.Taint{noSchedule(init), noSchedule("a")}},
+		"turned off: only the providerSpec's":      {spec: []corev1.Taint{noSchedule("a")}, want: []corev1.Taint{noSchedule("a")}},
+		"turned off and none asked for":            {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := registerWithTaints(tc.initKey, tc.spec)
+			if len(got) != len(tc.want) {
+				t.Fatalf("registerWithTaints() = %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if !got[i].MatchTaint(&tc.want[i]) || got[i].Value != tc.want[i].Value {
+					t.Errorf("registerWithTaints() = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestDefaultInitializationTaint: the manager registers Nodes with the taint the node linker
+// removes, unless told otherwise.
+func TestDefaultInitializationTaint(t *testing.T) {
+	if got := DefaultOptions().InitializationTaintKey; got != "node.machineapi.dev/uninitialized" {
+		t.Errorf("DefaultOptions().InitializationTaintKey = %q, want the node linker's node.machineapi.dev/uninitialized", got)
+	}
+}

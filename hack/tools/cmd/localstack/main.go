@@ -12,10 +12,14 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"machineapi.dev/hack/tools/localstack"
 )
+
+// target is the make target that runs the command (make run, make run-vms), named in its messages.
+var target = "run"
 
 type multiFlag []string
 
@@ -32,7 +36,9 @@ func main() {
 		watch       bool
 		once        bool
 		hints       string
+		cleanup     bool
 	)
+	flag.StringVar(&target, "make-target", "run", "the make target that runs this command, for its messages")
 	flag.StringVar(&cfg.BinDir, "bin-dir", "bin/k8s/1.37.2", "folder holding the source-built etcd and kube-apiserver")
 	flag.StringVar(&cfg.StateDir, "state-dir", ".local", "folder for etcd data, certificates, logs and the kubeconfig (kept between runs)")
 	flag.IntVar(&cfg.APIServerPort, "apiserver-port", 16443, "kube-apiserver port on 127.0.0.1")
@@ -44,6 +50,8 @@ func main() {
 	flag.Var(&samples, "apply", "a manifest file or folder to apply once the components run (repeatable)")
 	flag.BoolVar(&watch, "watch-machines", true, "print the machines as they change")
 	flag.StringVar(&hints, "hints", "", "a text file printed after the welcome (commands worth trying with the samples)")
+	flag.BoolVar(&cfg.NodeBootstrap, "node-bootstrap", false, "let real kubelets join with bootstrap tokens (make run-vms): bootstrap-token authentication and NodeRestriction in kube-apiserver, the bootstrap-token controllers in kube-controller-manager, and the RBAC of "+localstack.NodeBootstrapManifests+" (run from the repository root)")
+	flag.BoolVar(&cleanup, "delete-applied-on-exit", false, "on Ctrl-C, delete what -apply applied and wait until it is gone (real machines are drained and deleted) before stopping; a second Ctrl-C stops at once")
 	flag.BoolVar(&once, "exit-when-ready", false, "stop everything and exit 0 once the control plane is up and the samples are applied (for tests)")
 	flag.Parse()
 	cfg.Log = os.Stdout
@@ -53,13 +61,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, crds, components, samples, watch, once, hints); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, "\nmake run failed:", err)
+	if err := run(ctx, cfg, crds, components, samples, watch, once, cleanup, hints); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(os.Stderr, "\nmake %s failed: %v\n", target, err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, cfg localstack.Config, crds, components, samples []string, watch, once bool, hints string) error {
+func run(ctx context.Context, cfg localstack.Config, crds, components, samples []string, watch, once, cleanup bool, hints string) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return err
 	}
@@ -94,6 +102,13 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 		return fmt.Errorf("installing CRDs: %w", err)
 	}
 	fmt.Printf("CRDs: %d file(s) installed\n", len(crdFiles))
+	if cfg.NodeBootstrap {
+		objs, err := localstack.ApplyNodeBootstrap(ctx, applier, ".")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("node bootstrap: %d RBAC object(s) of %s applied; kubelets may join with bootstrap tokens\n", len(objs), localstack.NodeBootstrapManifests)
+	}
 
 	kubeconfig, err := filepath.Abs(plane.Kubeconfig)
 	if err != nil {
@@ -113,8 +128,10 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 	if err != nil {
 		return err
 	}
+	var applied []*unstructured.Unstructured
 	if len(sampleFiles) > 0 {
 		objs, err := applier.ApplyFiles(ctx, sampleFiles...)
+		applied = objs
 		if err != nil {
 			return fmt.Errorf("applying samples: %w", err)
 		}
@@ -123,7 +140,7 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 		}
 	}
 
-	printWelcome(cfg, kubeconfig, components)
+	printWelcome(cfg, kubeconfig, components, cleanup)
 	if hints != "" {
 		if text, err := os.ReadFile(hints); err == nil {
 			fmt.Println(string(text))
@@ -148,6 +165,9 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 	for {
 		select {
 		case <-ctx.Done():
+			if cleanup && len(applied) > 0 {
+				deleteApplied(applier, applied)
+			}
 			return ctx.Err()
 		case p := <-exited:
 			return fmt.Errorf("%s exited (%v); its log is %s", p.Name, p.Err(), p.LogFile) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
@@ -159,6 +179,19 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 			fmt.Print(table)
 		}
 	}
+}
+
+// deleteApplied deletes what the samples made and waits until it is gone, while the managers
+// still run to finish the deletions (drain, delete the machines); a second Ctrl-C gives up.
+func deleteApplied(applier *localstack.Applier, objs []*unstructured.Unstructured) {
+	fmt.Println("\ndeleting what was applied, and waiting until it is gone (Ctrl-C again to stop at once and leave it) ...")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := applier.DeleteAndWait(ctx, objs, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "not deleted:", err)
+		return
+	}
+	fmt.Println("deleted")
 }
 
 func startComponents(stateDir, kubeconfig string, components []string) ([]*localstack.Process, error) {
@@ -181,7 +214,15 @@ func startComponents(stateDir, kubeconfig string, components []string) ([]*local
 	return procs, nil
 }
 
-func printWelcome(cfg localstack.Config, kubeconfig string, components []string) {
+// stopHint says what Ctrl-C does.
+func stopHint(cleanup bool) string {
+	if cleanup {
+		return fmt.Sprintf("Ctrl-C deletes what was applied (machines are drained and deleted), then stops everything;\nmake %s again applies it again on the same data; make clean removes the data.", target)
+	}
+	return fmt.Sprintf("Ctrl-C stops everything; make %s again resumes with the same data; make clean removes it.", target)
+}
+
+func printWelcome(cfg localstack.Config, kubeconfig string, components []string, cleanup bool) {
 	bin, _ := filepath.Abs(cfg.BinDir)
 	fmt.Printf(`
 The local control plane is up. In another terminal:
@@ -193,9 +234,9 @@ The local control plane is up. In another terminal:
     kubectl get machineapi            # every Machine API object
     kubectl get machines -o wide
 %s
-Ctrl-C stops everything; make run again resumes with the same data; make clean removes it.
+%s
 
-`, kubeconfig, bin, metricsHints(components))
+`, kubeconfig, bin, metricsHints(components), stopHint(cleanup))
 }
 
 // metricsHints says where each component serves its metrics (its --metrics-bind-address), or ""

@@ -55,9 +55,11 @@ type ProviderSpec struct {
 	// it: exactly one of network, bridge or userLoopback.
 	Network NetworkAttachment `json:"network"`
 
-	// RegisterWithTaints are the taints the kubelet registers its Node with (its
-	// registerWithTaints). None by default: the Machine's spec.taints are put on the Node by the
-	// node linker once the Node is linked.
+	// RegisterWithTaints are taints the kubelet registers its Node with (its
+	// registerWithTaints), after the manager's initialization taint
+	// (node.machineapi.dev/uninitialized:NoSchedule unless --libvirt-initialization-taint-key
+	// says otherwise), which the node linker removes once the Node carries the Machine's labels
+	// and spec.taints. None by default: the Machine's spec.taints are the way to taint its Node.
 	// +optional
 	RegisterWithTaints []corev1.Taint `json:"registerWithTaints,omitempty"`
 }
