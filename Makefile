@@ -5,13 +5,13 @@ SHELL := /usr/bin/env bash
 
 ROOT := $(CURDIR)
 # Released modules, in dependency order (each may import only those before it).
-MODULES := drain nodelink machine-api cluster-api release
+MODULES := drain nodelink machine-api cluster-api providers/libvirt release
 # Modules holding API types and controllers: controller-gen runs in these.
 GEN_MODULES := machine-api cluster-api
 # Dev-only modules: built and tested with GOWORK=off, never released.
 DEV_MODULES := hack/tools hack/bench hack/lint hack/prometheus hack/nodeimage
 # Modules make lint runs golangci-lint in (one config for all: .golangci.yml).
-LINT_MODULES := $(MODULES) $(DEV_MODULES) hack/faults
+LINT_MODULES := $(MODULES) $(DEV_MODULES) hack/faults hack/vms
 
 K8S_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" { sub(/^v/, "", $$3); print $$3 }' hack/controlplane/go.mod)
 KUBEBUILDER_ASSETS := $(ROOT)/bin/k8s/$(K8S_VERSION)
@@ -172,8 +172,7 @@ verify: generate docs ## Fail on stale generated files, gofmt, go vet, lint find
 			|| { echo "$$m: fix the vet findings, or run 'cd $$m && GOWORK=off go mod tidy'"; exit 1; }; \
 	done
 	@for m in $(DEV_MODULES) machine-api/examples/provider hack/goreleaser hack/controlplane hack/controlplane/etcd; do echo "== tidy $$m"; (cd $$m && GOWORK=off go mod tidy -diff); done
-	@echo "== vet + tidy hack/faults"
-	@cd hack/faults && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff
+	@for m in hack/faults hack/vms; do echo "== vet + tidy $$m"; (cd $$m && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff); done
 	@$(MAKE) --no-print-directory lint
 	@echo "== dependency direction"
 	@cd hack/tools && GOWORK=off go run ./cmd/importcheck $(ROOT)
@@ -202,7 +201,7 @@ manifests: controlplane ## Render each module's installation (config/default) in
 
 .PHONY: tidy
 tidy: ## Run go mod tidy in every module.
-	@for m in $(MODULES) $(DEV_MODULES) hack/faults; do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) $(DEV_MODULES) hack/faults hack/vms; do (cd $$m && GOWORK=off go mod tidy); done
 
 .PHONY: controlplane
 controlplane: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from source into bin/k8s/ (only when missing or re-pinned).

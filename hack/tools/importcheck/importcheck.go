@@ -104,6 +104,12 @@ func broken(module, pkgDir, imp string) string {
 		}
 		return ""
 	}
+	if strings.HasPrefix(module, RepoPrefix+"provider-") && strings.HasPrefix(imp, RepoPrefix) && imp != module &&
+		!strings.HasPrefix(imp, module+"/") && imp != "machineapi.dev/machine-api" && !strings.HasPrefix(imp, "machineapi.dev/machine-api/") {
+		// Providers (providers/<name>, machineapi.dev/provider-<name>) are shaped as one outside
+		// this repository would be.
+		return "a provider imports only machineapi.dev/machine-api from this repository"
+	}
 	if isAPIDir(pkgDir) && !apiImportAllowed(imp) {
 		return "packages under api/ import only the standard library, k8s.io/api, k8s.io/apimachinery and other api packages"
 	}

@@ -43,6 +43,7 @@ func TestCheck(t *testing.T) {
 		"cluster-api/go.mod":                   gomod("machineapi.dev/cluster-api"),
 		"hack/tools/go.mod":                    gomod("machineapi.dev/hack/tools"),
 		"machine-api/examples/provider/go.mod": gomod("example.com/provider"),
+		"providers/libvirt/go.mod":             gomod("machineapi.dev/provider-libvirt"),
 	}
 	tests := map[string]struct {
 		file    string
@@ -107,6 +108,20 @@ func TestCheck(t *testing.T) {
 			file:    "machine-api/examples/provider/main.go",
 			content: goFile("main", "machineapi.dev/nodelink"),
 			rule:    "a provider imports only machineapi.dev/machine-api",
+		},
+		"a provider of providers/ imports machine-api and its own packages": {
+			file:    "providers/libvirt/libvirtprovider/provider.go",
+			content: goFile("libvirtprovider", "machineapi.dev/machine-api/provider", "machineapi.dev/provider-libvirt/api/v1beta1"),
+		},
+		"a provider of providers/ may not import nodelink": {
+			file:    "providers/libvirt/libvirtprovider/provider.go",
+			content: goFile("libvirtprovider", "machineapi.dev/nodelink"),
+			rule:    "a provider imports only machineapi.dev/machine-api",
+		},
+		"a provider's api package imports only api packages": {
+			file:    "providers/libvirt/api/v1beta1/types.go",
+			content: goFile("v1beta1", "machineapi.dev/machine-api/provider"),
+			rule:    "packages under api/ import only",
 		},
 		"a controller may not import another controller of its module": {
 			file:    "machine-api/internal/controller/machinedeployment/controller.go",

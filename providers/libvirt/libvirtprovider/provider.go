@@ -154,7 +154,7 @@ func (p *Provider) Create(ctx context.Context, m *v1beta1.Machine) error {
 	}
 	if err := p.complete(ctx, m, spec, cl, conn, dom, pl, meta.UserNetworkIndex); err != nil {
 		if terr := p.teardown(ctx, cl, conn, dom, true, spec.StoragePool, m); terr != nil {
-			err = fmt.Errorf("%w; cleaning up after it: %v", err, terr)
+			err = fmt.Errorf("%w; cleaning up after it: %w", err, terr)
 		}
 		return onHost(spec.URI, err)
 	}
@@ -293,7 +293,7 @@ func (p *Provider) adopt(ctx context.Context, m *v1beta1.Machine, spec api.Provi
 		log.FromContext(ctx).Info("completing libvirt domain an interrupted Create left unstarted", "domain", dom.Name)
 		if err := p.complete(ctx, m, spec, cl, conn, dom, pl, r.Metadata.Machine.UserNetworkIndex); err != nil {
 			if terr := p.teardown(ctx, cl, conn, dom, true, spec.StoragePool, m); terr != nil {
-				err = fmt.Errorf("%w; cleaning up after it: %v", err, terr)
+				err = fmt.Errorf("%w; cleaning up after it: %w", err, terr)
 			}
 			return err
 		}

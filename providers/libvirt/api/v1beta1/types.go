@@ -9,7 +9,7 @@ import (
 // on which libvirt host the Machine's virtual machine runs, how big it is, which node image it
 // boots and how it is attached to a network. Unknown fields are refused.
 type ProviderSpec struct {
-	// URI is the libvirt connection URI of the host the virtual machine runs on:
+	// uri is the libvirt connection URI of the host the virtual machine runs on:
 	// qemu:///system (the default) for the libvirtd of the machine the manager runs on, or
 	// qemu+ssh://user@host/system?keyfile=/path/to/key for a remote one. The ssh transport is
 	// go-libvirt's own SSH client: it needs only sshd on the host (stream-local forwarding to
@@ -19,31 +19,32 @@ type ProviderSpec struct {
 	// +optional
 	URI string `json:"uri,omitempty"`
 
-	// VCPUs is the number of virtual CPUs, 1 to 255. Default 2.
+	// vcpus is the number of virtual CPUs, 1 to 255. Default 2.
 	// +optional
 	VCPUs int32 `json:"vcpus,omitempty"`
 
-	// Memory is the virtual machine's memory, at least 512Mi (the node image's systemd, containerd
+	// memory is the virtual machine's memory, at least 512Mi (the node image's systemd, containerd
 	// and kubelet use about 300 MiB before any pod). Default 2Gi. Rounded up to a whole MiB.
 	// +optional
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
-	// Image is the storage volume holding the bootable node image (make node-image builds it;
+	// image is the storage volume holding the bootable node image (make node-image builds it;
 	// providers/libvirt/hack/import-node-image.sh puts it in a pool). The virtual machine's disk is
 	// a copy-on-write overlay of it, so the volume must stay as it is while Machines use it.
+	// +required
 	Image ImageVolume `json:"image"`
 
-	// DiskSize is the virtual size of the virtual machine's disk (the copy-on-write overlay), at
+	// diskSize is the virtual size of the virtual machine's disk (the copy-on-write overlay), at
 	// least the image's size. Default: the image's size.
 	// +optional
 	DiskSize *resource.Quantity `json:"diskSize,omitempty"`
 
-	// StoragePool is the storage pool the Machine's own volumes (its disk overlay and its seed)
+	// storagePool is the storage pool the Machine's own volumes (its disk overlay and its seed)
 	// are created in. Default: the image's pool.
 	// +optional
 	StoragePool string `json:"storagePool,omitempty"`
 
-	// DomainType is the libvirt domain type: kvm (hardware virtualisation), qemu (QEMU's emulator,
+	// domainType is the libvirt domain type: kvm (hardware virtualisation), qemu (QEMU's emulator,
 	// TCG: no /dev/kvm needed, several times slower), or empty to choose automatically: kvm when
 	// the host's capabilities offer it for x86_64, else qemu. status.providerStatus says which was
 	// used and why. Set qemu on hosts whose /dev/kvm cannot run a stock guest kernel (such as
@@ -51,25 +52,28 @@ type ProviderSpec struct {
 	// +optional
 	DomainType DomainType `json:"domainType,omitempty"`
 
-	// Network attaches the virtual machine to a network, as the host's administrator provides
+	// network attaches the virtual machine to a network, as the host's administrator provides
 	// it: exactly one of network, bridge or userLoopback.
+	// +required
 	Network NetworkAttachment `json:"network"`
 
-	// RegisterWithTaints are taints the kubelet registers its Node with (its
+	// registerWithTaints are taints the kubelet registers its Node with (its
 	// registerWithTaints), after the manager's initialization taint
 	// (node.machineapi.dev/uninitialized:NoSchedule unless --libvirt-initialization-taint-key
 	// says otherwise), which the node linker removes once the Node carries the Machine's labels
 	// and spec.taints. None by default: the Machine's spec.taints are the way to taint its Node.
 	// +optional
+	// +listType=atomic
 	RegisterWithTaints []corev1.Taint `json:"registerWithTaints,omitempty"`
 }
 
 // ImageVolume names a libvirt storage volume.
 type ImageVolume struct {
-	// Pool is the storage pool holding the volume. Default: default.
+	// pool is the storage pool holding the volume. Default: default.
 	// +optional
 	Pool string `json:"pool,omitempty"`
-	// Volume is the volume's name in the pool.
+	// volume is the volume's name in the pool.
+	// +required
 	Volume string `json:"volume"`
 }
 
@@ -86,19 +90,19 @@ const (
 // NetworkAttachment is how the virtual machine's one network interface is attached. Set exactly
 // one field.
 type NetworkAttachment struct {
-	// Network is the name of a libvirt network on the host (virsh net-list). The guest gets its
+	// network is the name of a libvirt network on the host (virsh net-list). The guest gets its
 	// address by DHCP; the provider reads it from the network's leases and records it as the
 	// Machine's InternalIP once the guest has one.
 	// +optional
 	Network string `json:"network,omitempty"`
 
-	// Bridge is the name of a Linux bridge on the host the interface is plugged into. The guest
+	// bridge is the name of a Linux bridge on the host the interface is plugged into. The guest
 	// gets its address by DHCP from whatever serves that segment; the provider records it when
 	// libvirt can see it (the host's ARP table).
 	// +optional
 	Bridge string `json:"bridge,omitempty"`
 
-	// UserLoopback is QEMU's user-mode network with restrict=on, for tests and single-host
+	// userLoopback is QEMU's user-mode network with restrict=on, for tests and single-host
 	// set-ups: the guest can reach nothing but one forward to the host's kube-apiserver on
 	// loopback, and nothing can reach the guest. Each virtual machine gets its own subnet
 	// 10.0.N.0/24 (N unique among this manager's virtual machines on the host), the address
@@ -112,13 +116,13 @@ type NetworkAttachment struct {
 
 // UserLoopbackNetwork configures the user-mode test network.
 type UserLoopbackNetwork struct {
-	// APIServer is the address:port of the kube-apiserver on the libvirt host's loopback
+	// apiServer is the address:port of the kube-apiserver on the libvirt host's loopback
 	// (127.0.0.0/8) that the guest's one forward leads to. Default: the address of the API
 	// server the manager uses, when it is a loopback address.
 	// +optional
 	APIServer string `json:"apiServer,omitempty"`
 
-	// TLSServerName is the name the guest checks the API server's serving certificate against,
+	// tlsServerName is the name the guest checks the API server's serving certificate against,
 	// since it reaches the API server at 10.0.N.254. Default: the host the manager reaches its API
 	// server at (its TLS server name when it has one).
 	// +optional
@@ -127,16 +131,22 @@ type UserLoopbackNetwork struct {
 
 // ProviderStatus is what the libvirt provider reports in a Machine's status.providerStatus.
 type ProviderStatus struct {
-	// URI is the libvirt connection URI of the host the virtual machine runs on.
+	// uri is the libvirt connection URI of the host the virtual machine runs on.
+	// +optional
 	URI string `json:"uri,omitempty"`
-	// DomainName is the libvirt domain's name (virsh dominfo <name>); its UUID is the Machine's UID.
+	// domainName is the libvirt domain's name (virsh dominfo <name>); its UUID is the Machine's UID.
+	// +optional
 	DomainName string `json:"domainName,omitempty"`
-	// DomainType is the domain type the virtual machine runs with: kvm or qemu.
+	// domainType is the domain type the virtual machine runs with: kvm or qemu.
+	// +optional
 	DomainType DomainType `json:"domainType,omitempty"`
-	// DomainTypeReason says why: set in the providerSpec, or chosen from the host's capabilities.
+	// domainTypeReason says why: set in the providerSpec, or chosen from the host's capabilities.
+	// +optional
 	DomainTypeReason string `json:"domainTypeReason,omitempty"`
-	// State is the domain's state as libvirt reports it: running, paused, shut off, crashed, ...
+	// state is the domain's state as libvirt reports it: running, paused, shut off, crashed, ...
+	// +optional
 	State string `json:"state,omitempty"`
-	// UserNetworkIndex is N of the user-mode network's 10.0.N.0/24, when the Machine uses it.
+	// userNetworkIndex is N of the user-mode network's 10.0.N.0/24, when the Machine uses it.
+	// +optional
 	UserNetworkIndex int32 `json:"userNetworkIndex,omitempty"`
 }

@@ -107,7 +107,7 @@ func (n *NetworkAttachment) validate(path *field.Path) field.ErrorList {
 func LoopbackAPIServer(hostport string) (netip.AddrPort, error) {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("not address:port (%v): give the loopback address and port the host's kube-apiserver listens on, such as 127.0.0.1:6443", err)
+		return netip.AddrPort{}, fmt.Errorf("not address:port (%w): give the loopback address and port the host's kube-apiserver listens on, such as 127.0.0.1:6443", err)
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil || !addr.Is4() || !addr.IsLoopback() {
