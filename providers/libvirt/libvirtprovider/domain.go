@@ -32,6 +32,9 @@ type metadata struct {
 	Pool             string `xml:"pool"`
 	UserNetworkIndex int32  `xml:"userNetworkIndex,omitempty"`
 	DomainTypeReason string `xml:"domainTypeReason,omitempty"`
+	// Created is when the domain was defined (RFC 3339), for the orphan collector's grace
+	// period; domains defined before it was recorded have none and are never collected.
+	Created string `xml:"created,omitempty"`
 }
 
 // domainParams is everything a Machine's domain XML depends on.
@@ -111,6 +114,7 @@ type (
 		Pool             string `xml:"machineapi:pool"`
 		UserNetworkIndex int32  `xml:"machineapi:userNetworkIndex,omitempty"`
 		DomainTypeReason string `xml:"machineapi:domainTypeReason,omitempty"`
+		Created          string `xml:"machineapi:created,omitempty"`
 	}
 	sizeXML struct {
 		Unit  string `xml:"unit,attr"`
@@ -205,7 +209,7 @@ func renderDomain(p domainParams) ([]byte, error) {
 		Title: p.Title,
 		Metadata: metadataXML{Machine: machineXML{
 			NS: MetadataNamespace, Namespace: p.Meta.Namespace, Name: p.Meta.Name, UID: p.Meta.UID, Manager: p.Meta.Manager,
-			Pool: p.Meta.Pool, UserNetworkIndex: p.Meta.UserNetworkIndex, DomainTypeReason: p.Meta.DomainTypeReason,
+			Pool: p.Meta.Pool, UserNetworkIndex: p.Meta.UserNetworkIndex, DomainTypeReason: p.Meta.DomainTypeReason, Created: p.Meta.Created,
 		}},
 		Memory:     sizeXML{Unit: "MiB", Value: p.MemoryMiB},
 		VCPU:       p.VCPUs,

@@ -54,7 +54,7 @@ func baseParams() domainParams {
 		Type: api.DomainTypeQEMU, VCPUs: 1, MemoryMiB: 1024, Pool: "default",
 		Disk: "machineapi-3f2a9c1e-disk.qcow2", Seed: "machineapi-3f2a9c1e-seed.img", MAC: "52:54:00:67:89:ab",
 		ConsoleLog: "/var/log/libvirt/qemu/default.worker-1-3f2a9-console.log",
-		Meta:       metadata{Namespace: "default", Name: "worker-1", UID: "3f2a9c1e-7b4d-4c8e-9a1f-0123456789ab", Manager: "m", Pool: "default", DomainTypeReason: "set in providerSpec.value.domainType"},
+		Meta:       metadata{Namespace: "default", Name: "worker-1", UID: "3f2a9c1e-7b4d-4c8e-9a1f-0123456789ab", Manager: "m", Pool: "default", DomainTypeReason: "set in providerSpec.value.domainType", Created: "2026-05-04T12:00:00Z"},
 	}
 }
 

@@ -44,6 +44,17 @@ func (hs *hosts) get(uri string) *host {
 	return h
 }
 
+// uris returns the URIs of the hosts the provider has looked up.
+func (hs *hosts) uris() []string {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	out := make([]string, 0, len(hs.hosts))
+	for u := range hs.hosts {
+		out = append(out, u)
+	}
+	return out
+}
+
 // connect returns the host's connection, dialling it when there is none or it dropped.
 func (h *host) connect() (*libvirt.Libvirt, error) {
 	h.mu.Lock()

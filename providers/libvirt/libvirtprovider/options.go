@@ -2,12 +2,15 @@ package libvirtprovider
 
 import (
 	"flag"
+	"strings"
 	"time"
 
 	"k8s.io/utils/clock"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/bootstrap"
+
+	api "machineapi.dev/provider-libvirt/api/v1beta1"
 )
 
 // Options configure the provider. Start from DefaultOptions.
@@ -33,13 +36,18 @@ type Options struct {
 	// the Machine's labels and taints are on the Node), for a cluster whose linker does not remove
 	// it. Unlike the other options, New does not fill it in.
 	InitializationTaintKey string
-	// Clock is the time source (token expirations, seed timestamps). Default: the real clock.
+	// ListURIs are the libvirt hosts whose domains List reports (with those of every host the
+	// provider has connected to since it started), for the manager's orphan collector.
+	ListURIs []string
+	// Clock is the time source (token expirations, seed timestamps, domain creation times).
+	// Default: the real clock.
 	Clock clock.PassiveClock
 }
 
 // DefaultOptions returns the options the flags default to.
 func DefaultOptions() Options {
-	return Options{ManagerID: "machine-manager", TokenTTL: bootstrap.DefaultTokenTTL, InitializationTaintKey: v1beta1.NodeUninitializedTaintKey}
+	return Options{ManagerID: "machine-manager", TokenTTL: bootstrap.DefaultTokenTTL, InitializationTaintKey: v1beta1.NodeUninitializedTaintKey,
+		ListURIs: []string{api.DefaultURI}}
 }
 
 // AddFlags binds the options to flags prefixed with --libvirt-.
@@ -47,6 +55,15 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ManagerID, "libvirt-manager-id", o.ManagerID, "this manager's name in the metadata of its libvirt domains; user-network subnets are unique per manager ID and host")
 	fs.StringVar(&o.APIServerURL, "libvirt-apiserver-url", o.APIServerURL, "URL guests on a libvirt network or bridge reach the API server at (empty: the manager's own)")
 	fs.StringVar(&o.CAFile, "libvirt-ca-file", o.CAFile, "PEM file of the CA guests verify the API server with (empty: the CA of the manager's client configuration)")
+	fs.Func("libvirt-list-uris", "comma-separated libvirt hosts whose domains of this manager the orphan collector lists, besides those the provider has connected to (default "+api.DefaultURI+")", func(v string) error {
+		o.ListURIs = nil
+		for u := range strings.SplitSeq(v, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				o.ListURIs = append(o.ListURIs, u)
+			}
+		}
+		return nil
+	})
 	fs.DurationVar(&o.TokenTTL, "libvirt-token-ttl", o.TokenTTL, "how long a Machine's bootstrap token is valid")
 	fs.StringVar(&o.InitializationTaintKey, "libvirt-initialization-taint-key", o.InitializationTaintKey, "key of the NoSchedule taint every Node registers with, which the node linker removes once the Node carries its Machine's labels and taints (empty: none, and pods may land before them)")
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	libvirt "github.com/digitalocean/go-libvirt"
 	corev1 "k8s.io/api/core/v1"
@@ -167,7 +168,7 @@ func (p *Provider) define(h *host, conn *libvirt.Libvirt, m *v1beta1.Machine, sp
 	uuid, _ := domainUUID(m.UID)
 	meta := metadata{
 		Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), Manager: p.opts.ManagerID,
-		Pool: spec.StoragePool, DomainTypeReason: pl.reason,
+		Pool: spec.StoragePool, DomainTypeReason: pl.reason, Created: p.opts.Clock.Now().UTC().Format(time.RFC3339),
 	}
 	name := domainName(m)
 	params := domainParams{
