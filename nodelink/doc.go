@@ -45,8 +45,10 @@
 //   - Every write is one patch with optimistic locking (or, on a LinkApplier's machines, one
 //     apply of nodelink's own fields), and nothing is written when nothing changed: a reconcile
 //     of a linked, in-sync pair makes no API call. Linking a pair costs two
-//     writes (the Node patch, then the machine's status patch): reconciles read nodelink's own
-//     writes until the caches show them (recent.go), so they do not fail the lock on stale copies.
+//     writes (the Node patch, then the machine's status patch): a machine's reconcile runs only
+//     once the caches show what its earlier reconciles wrote (the consistency guard, package
+//     consistency), so it never writes again from, nor fails the lock on, a copy its own write
+//     superseded.
 //   - Machines outside Options.Namespace or Options.Selector, and machines Options.Paused reports,
 //     are neither written nor have their Nodes written.
 //   - A deleted machine is never blocked (no finalizer). Its Node keeps everything except what the
@@ -63,10 +65,12 @@
 //
 // # Requeues
 //
-// None on a timer: every decision depends only on cached objects and is re-evaluated on the Node
-// and machine events that can change it (watch.go maps each event to the few machines concerned),
-// and, for Nodes behind another API server, on a change of whether they can be seen (the
-// reachability probe feeds a channel source; sight.go enqueues the machines waiting for a Node).
+// None on a timer but the consistency guard's (consistency.Recheck while the caches do not show a
+// machine's earlier writes yet): every decision depends only on cached objects and is
+// re-evaluated on the Node and machine events that can change it (watch.go maps each event to the
+// few machines concerned), and, for Nodes behind another API server, on a change of whether they
+// can be seen (the reachability probe feeds a channel source; sight.go enqueues the machines
+// waiting for a Node).
 // Transient errors are returned and retried with the controller's exponential backoff. An
 // optimistic-lock conflict on a Node is not retried at once (the cache would still show the stale
 // copy): the Node's next version in the cache brings the machine back, even when it changes

@@ -21,6 +21,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"machineapi.dev/nodelink/consistency"
 )
 
 // Linker links machines of one kind to Nodes. Build it with NewLinker or NewRemoteLinker and run
@@ -118,6 +120,11 @@ func newLinker[M client.Object](ctx context.Context, machines, nodes, owned clus
 		machines:  machines,
 		nodes:     nodes,
 		recorder:  machines.GetEventRecorder(opts.Name),
+		// Machines are read from the cache as the adapter has them (unstructured ones too).
+		machineClient: consistency.NewClient(machines.GetClient(), consistency.ClientOptions{
+			Cache: machines.GetCache(), APIReader: machines.GetAPIReader(), Unstructured: true}),
+		nodeClient: consistency.NewClient(nodes.GetClient(), consistency.ClientOptions{
+			Cache: nodes.GetCache(), APIReader: nodes.GetAPIReader()}),
 	}
 	if err := indexMachines(ctx, machines.GetFieldIndexer(), adapter); err != nil {
 		return nil, err
@@ -125,8 +132,11 @@ func newLinker[M client.Object](ctx context.Context, machines, nodes, owned clus
 	if err := indexNodes(ctx, nodes.GetFieldIndexer(), keys, r.nodeIndex); err != nil {
 		return nil, err
 	}
+	// Every linker of a process (one per workload cluster in cluster-manager) is "nodelink" in the
+	// guard's metric.
+	guard := consistency.New(consistency.Options{Controller: "nodelink", Clock: opts.Clock})
 	copts := controller.Options{
-		Reconciler:              r,
+		Reconciler:              guard.Reconciler(r),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		CacheSyncTimeout:        opts.CacheSyncTimeout,
 		Logger:                  opts.Logger,

@@ -62,10 +62,9 @@ func (r *reconciler[M]) patchNode(ctx context.Context, n *corev1.Node, want node
 	}
 	patched := n.DeepCopy()
 	patched.Labels, patched.Annotations, patched.Spec.Taints = want.Labels, want.Annotations, want.Taints
-	if err := r.nodes.GetClient().Patch(ctx, patched, client.MergeFromWithOptions(n, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.nodeClient.Patch(ctx, patched, client.MergeFromWithOptions(n, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("patching Node %s: %w", n.Name, err)
 	}
-	r.remember(ctx, r.nodes.GetCache(), n.ResourceVersion, patched, &corev1.Node{})
 	return nil
 }
 

@@ -16,7 +16,9 @@ import (
 )
 
 // reconciler links one machine (the request) to its Node. Machines are read from the machine
-// cluster's cache and written through its client; Nodes likewise through the Node cluster.
+// cluster's cache and written through machineClient; Nodes likewise through the Node cluster and
+// nodeClient. Both clients are guarded (package consistency): a reconcile runs only once the
+// caches show what the earlier reconciles of its machine wrote.
 type reconciler[M client.Object] struct {
 	adapter   Adapter[M]
 	opts      Options
@@ -25,8 +27,9 @@ type reconciler[M client.Object] struct {
 	machines  cluster.Cluster
 	nodes     cluster.Cluster
 	recorder  events.EventRecorder
-	// written lets reconciles read nodelink's own writes before the caches show them.
-	written recentWrites
+	// machineClient and nodeClient write machines and Nodes, recording each write for the
+	// guard of the reconcile that makes it (the linker's own, or a LinkRecorder's).
+	machineClient, nodeClient client.Client
 	// sight tells whether the Nodes can be seen; nil when they are in the machines' own cluster.
 	sight *nodeSight
 	// stale remembers the Nodes whose patches failed the optimistic lock (stale.go).
@@ -52,7 +55,6 @@ func (r *reconciler[M]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		}
 		return reconcile.Result{}, fmt.Errorf("getting machine %s: %w", req.NamespacedName, err)
 	}
-	m = r.written.latest(m, r.opts.Clock.Now()).(M)
 	if !r.handles(m) || r.opts.Paused != nil && r.opts.Paused(m) {
 		return reconcile.Result{}, nil
 	}
@@ -120,7 +122,7 @@ func (r *reconciler[M]) decide(ctx context.Context, s *scope[M]) error {
 	if err := r.nodes.GetCache().Get(ctx, types.NamespacedName{Name: d.Node.Name}, &n); err != nil {
 		return fmt.Errorf("getting Node %s: %w", d.Node.Name, err)
 	}
-	s.node = r.written.latest(&n, r.opts.Clock.Now()).(*corev1.Node)
+	s.node = &n
 	return nil
 }
 

@@ -30,18 +30,13 @@ func (r *reconciler[M]) recordStatus(ctx context.Context, s *scope[M]) error {
 	if applies {
 		s.machine, err = r.applyStatus(ctx, applier, before, ref, cond)
 	} else {
-		before, err = r.patchStatus(ctx, s, before, ref, cond)
+		err = r.patchStatus(ctx, s, before, ref, cond)
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil // deleted meanwhile: its deletion event releases the Node
 		}
 		return fmt.Errorf("recording %s=%s (%s) on machine %s: %w", ConditionNodeLinked, cond.Status, cond.Reason, s.view.Key, err)
-	}
-	if applies {
-		r.rememberApplied(ctx, s.machine)
-	} else {
-		r.remember(ctx, r.machines.GetCache(), before.GetResourceVersion(), s.machine, r.adapter.New())
 	}
 	// The answer is the object as stored. If setting the same status again would change it, the
 	// CRD's status schema pruned what was written (field paths that do not match the schema), and
@@ -90,17 +85,17 @@ func reasonOf(c *metav1.Condition) string {
 }
 
 // patchStatus writes s.machine's status, changed from before, with a merge patch guarded by
-// before's resourceVersion. It returns the machine the patch was based on.
-func (r *reconciler[M]) patchStatus(ctx context.Context, s *scope[M], before M, ref *NodeRef, cond metav1.Condition) (M, error) {
+// before's resourceVersion.
+func (r *reconciler[M]) patchStatus(ctx context.Context, s *scope[M], before M, ref *NodeRef, cond metav1.Condition) error {
 	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	err := r.machines.GetClient().Status().Patch(ctx, s.machine, patch)
+	err := r.machineClient.Status().Patch(ctx, s.machine, patch)
 	if apierrors.IsConflict(err) {
 		// Another controller wrote the machine's status since the cache showed it, and a watch
 		// event for a change nodelink does not look at would not bring the machine back: write
 		// once more on top of the machine as the API server has it now.
 		return r.rewriteOnFresh(ctx, s, ref, cond)
 	}
-	return before, err
+	return err
 }
 
 // applyStatus writes ref and cond with a server-side apply under the linker's field manager,
@@ -109,7 +104,7 @@ func (r *reconciler[M]) patchStatus(ctx context.Context, s *scope[M], before M, 
 func (r *reconciler[M]) applyStatus(ctx context.Context, applier LinkApplier[M], m M, ref *NodeRef, cond metav1.Condition) (M, error) {
 	ac := applier.LinkApplyConfiguration(m, ref, cond)
 	stored := r.adapter.New()
-	if err := r.machines.GetClient().Status().Apply(ctx, ac, client.FieldOwner(r.opts.Name), client.ForceOwnership); err != nil {
+	if err := r.machineClient.Status().Apply(ctx, ac, client.FieldOwner(r.opts.Name), client.ForceOwnership); err != nil {
 		return stored, err
 	}
 	// The client decoded the API server's answer, the whole object, into ac.
@@ -124,19 +119,19 @@ func (r *reconciler[M]) applyStatus(ctx context.Context, applier LinkApplier[M],
 }
 
 // rewriteOnFresh reads the machine from the API server (not the cache), records ref and cond on it
-// and patches it with that resourceVersion as precondition. It returns the machine as read.
-func (r *reconciler[M]) rewriteOnFresh(ctx context.Context, s *scope[M], ref *NodeRef, cond metav1.Condition) (M, error) {
+// and patches it with that resourceVersion as precondition.
+func (r *reconciler[M]) rewriteOnFresh(ctx context.Context, s *scope[M], ref *NodeRef, cond metav1.Condition) error {
 	fresh := r.adapter.New()
 	if err := r.machines.GetAPIReader().Get(ctx, s.view.Key, fresh); err != nil {
-		return fresh, err
+		return err
 	}
 	before := fresh.DeepCopyObject().(M)
 	r.setStatus(fresh, ref, cond)
 	s.machine = fresh
 	if equality.Semantic.DeepEqual(before, fresh) {
-		return before, nil
+		return nil
 	}
-	return before, r.machines.GetClient().Status().Patch(ctx, fresh, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	return r.machineClient.Status().Patch(ctx, fresh, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // setStatus records ref (when not nil) and cond on m through the adapter.

@@ -123,7 +123,6 @@ func (h eventHandler) add(reqs []reconcile.Request, low bool) {
 // nodeRef) changed, to the unlinked machines that share its providerID or an InternalIP: they may
 // have been in conflict with it.
 func (r *reconciler[M]) mapMachine(ctx context.Context, old, new client.Object) []reconcile.Request {
-	r.observe(old, new)
 	var reqs requests
 	switch {
 	case old == nil:
@@ -155,15 +154,6 @@ func (r *reconciler[M]) mapMachine(ctx context.Context, old, new client.Object) 
 	return reqs.list
 }
 
-// observe tells recentWrites what the cache now holds.
-func (r *reconciler[M]) observe(old, new client.Object) {
-	if new != nil {
-		r.written.observe(new, false, r.opts.Clock.Now())
-	} else if old != nil {
-		r.written.observe(old, true, r.opts.Clock.Now())
-	}
-}
-
 // machineInputsChanged reports whether anything but identity that a reconcile reads changed.
 func (r *reconciler[M]) machineInputsChanged(o, n M) bool {
 	return o.GetGeneration() != n.GetGeneration() ||
@@ -193,7 +183,6 @@ func (r *reconciler[M]) addPeers(ctx context.Context, reqs *requests, m M) {
 // change none of what nodelink reads (status heartbeats) map only to the machines whose patch of
 // the Node was refused (stale.go).
 func (r *reconciler[M]) mapNode(ctx context.Context, old, new client.Object) []reconcile.Request {
-	r.observe(old, new)
 	var reqs requests
 	o, _ := old.(*corev1.Node)
 	n, _ := new.(*corev1.Node)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"machineapi.dev/drain"
+	"machineapi.dev/nodelink/consistency"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/reconcile/statemetrics"
@@ -68,8 +69,17 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
+	// Both controllers write through one guarded client and run behind a consistency guard of their
+	// own: a reconcile acts only once the cache shows what the earlier reconciles of its object
+	// wrote (package consistency; the remote node linkers guard themselves the same way). Secrets
+	// are read from the API server, never awaited in the cache.
+	guarded := consistency.NewClient(mgr.GetClient(), consistency.ClientOptions{Cache: mgr.GetCache(), APIReader: mgr.GetAPIReader(),
+		Uncached: []client.Object{&corev1.Secret{}}})
+	guard := func(controller string) *consistency.Guard {
+		return consistency.New(consistency.Options{Controller: controller, Clock: o.Clock})
+	}
 	r := &cluster.Reconciler{
-		Client:                  mgr.GetClient(),
+		Client:                  guarded,
 		APIReader:               mgr.GetAPIReader(),
 		Provider:                p,
 		Recorder:                mgr.GetEventRecorder("cluster-controller"),
@@ -86,14 +96,14 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 			Clock:                   o.Clock,
 		},
 	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
+	if err := r.SetupWithManager(ctx, mgr, guard("cluster")); err != nil {
 		return nil, fmt.Errorf("setting up the cluster controller: %w", err)
 	}
 	// The remote drain controller drains, in their workload cluster, the Nodes of deleting
 	// remote-nodes Machines, with machine-manager's drain defaults (emptyDir pods are evicted,
 	// each pod keeps its own grace period).
 	d := &remotedrain.Reconciler{
-		Client:        mgr.GetClient(),
+		Client:        guarded,
 		APIReader:     mgr.GetAPIReader(),
 		Recorder:      mgr.GetEventRecorder("remotedrain-controller"),
 		Clock:         o.Clock,
@@ -101,7 +111,7 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 		WorkloadQPS:   o.WorkloadQPS,
 		WorkloadBurst: o.WorkloadBurst,
 	}
-	if err := d.SetupWithManager(ctx, mgr); err != nil {
+	if err := d.SetupWithManager(ctx, mgr, guard("remotedrain")); err != nil {
 		return nil, fmt.Errorf("setting up the remote drain controller: %w", err)
 	}
 	if err := statemetrics.Register(metrics.Registry, cluster.Collector(mgr.GetCache(), mgr.Elected())); err != nil {

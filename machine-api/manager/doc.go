@@ -17,4 +17,9 @@
 // optional pprof endpoint, namespace and label-selector scoping, high client QPS/burst defaults and a
 // graceful shutdown on SIGTERM. A provider that needs to watch objects or run background work
 // implements ManagerSetup; the simulated provider does so to play the kubelet.
+//
+// Every controller New builds writes through one client of package
+// machineapi.dev/nodelink/consistency and runs behind a consistency guard of its own, so none acts
+// on a cache that does not show its own earlier writes (the node linker guards itself). A
+// provider's writes (made with the manager's client) are not awaited.
 package manager

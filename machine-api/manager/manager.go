@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"machineapi.dev/drain"
+	"machineapi.dev/nodelink/consistency"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/capacity"
@@ -128,8 +129,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	// Every controller writes through one guarded client and runs behind a consistency guard of
+	// its own: a reconcile acts only once the cache shows what the earlier reconciles of its object
+	// wrote (package consistency; the node linker guards itself the same way).
+	guarded := consistency.NewClient(mgr.GetClient(), consistency.ClientOptions{Cache: mgr.GetCache(), APIReader: mgr.GetAPIReader()})
+	guard := func(controller string) *consistency.Guard {
+		return consistency.New(consistency.Options{Controller: controller, Clock: o.Clock})
+	}
 	machines := &machine.Reconciler{
-		Client:                  mgr.GetClient(),
+		Client:                  guarded,
 		Provider:                p,
 		Drainer:                 drainer,
 		Recorder:                mgr.GetEventRecorder("machine-controller"),
@@ -154,7 +162,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 		return fmt.Errorf("setting up the node linker: %w", err)
 	}
 	machines.Linker = linker
-	if err := machines.SetupWithManager(mgr); err != nil {
+	if err := machines.SetupWithManager(mgr, guard("machine")); err != nil {
 		return fmt.Errorf("setting up the machine controller: %w", err)
 	}
 	for _, c := range []prometheus.Collector{
@@ -167,46 +175,46 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 			return fmt.Errorf("registering the metrics: %w", err)
 		}
 	}
-	classes := &machineclass.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("machineclass-controller")}
-	if err := classes.SetupWithManager(mgr); err != nil {
+	classes := &machineclass.Reconciler{Client: guarded, Recorder: mgr.GetEventRecorder("machineclass-controller")}
+	if err := classes.SetupWithManager(mgr, guard("machineclass")); err != nil {
 		return fmt.Errorf("setting up the machineclass controller: %w", err)
 	}
 	checks := &machinehealthcheck.Reconciler{
-		Client:                  mgr.GetClient(),
+		Client:                  guarded,
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("machinehealthcheck-controller"),
 		Clock:                   o.Clock,
 		MaxConcurrentReconciles: o.SetConcurrency,
 	}
-	if err := checks.SetupWithManager(mgr); err != nil {
+	if err := checks.SetupWithManager(mgr, guard("machinehealthcheck")); err != nil {
 		return fmt.Errorf("setting up the machinehealthcheck controller: %w", err)
 	}
 	sets := &machineset.Reconciler{
-		Client:                  mgr.GetClient(),
+		Client:                  guarded,
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("machineset-controller"),
 		Clock:                   o.Clock,
 		MaxConcurrentReconciles: o.SetConcurrency,
 		MachineSelector:         selector,
 	}
-	if err := sets.SetupWithManager(mgr); err != nil {
+	if err := sets.SetupWithManager(mgr, guard("machineset")); err != nil {
 		return fmt.Errorf("setting up the machineset controller: %w", err)
 	}
 	deployments := &machinedeployment.Reconciler{
-		Client:                  mgr.GetClient(),
+		Client:                  guarded,
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("machinedeployment-controller"),
 		Clock:                   o.Clock,
 		MaxConcurrentReconciles: o.SetConcurrency,
 		MachineSelector:         selector,
 	}
-	if err := deployments.SetupWithManager(mgr); err != nil {
+	if err := deployments.SetupWithManager(mgr, guard("machinedeployment")); err != nil {
 		return fmt.Errorf("setting up the machinedeployment controller: %w", err)
 	}
-	if err := capacity.ForMachineSets(mgr.GetClient(), mgr.GetEventRecorder("machineset-capacity")).SetupWithManager(mgr); err != nil {
+	if err := capacity.ForMachineSets(guarded, mgr.GetEventRecorder("machineset-capacity")).SetupWithManager(mgr, guard("machineset-capacity")); err != nil {
 		return fmt.Errorf("setting up the capacity annotations of MachineSets: %w", err)
 	}
-	if err := capacity.ForMachineDeployments(mgr.GetClient(), mgr.GetEventRecorder("machinedeployment-capacity")).SetupWithManager(mgr); err != nil {
+	if err := capacity.ForMachineDeployments(guarded, mgr.GetEventRecorder("machinedeployment-capacity")).SetupWithManager(mgr, guard("machinedeployment-capacity")); err != nil {
 		return fmt.Errorf("setting up the capacity annotations of MachineDeployments: %w", err)
 	}
 	return nil

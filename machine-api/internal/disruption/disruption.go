@@ -90,13 +90,13 @@ func windowOf(b *v1beta1.DisruptionBudget, now time.Time) (window, error) {
 	if b.TimeZone != "" {
 		l, err := time.LoadLocation(b.TimeZone)
 		if err != nil {
-			return window{}, fmt.Errorf("timeZone %q is not a time zone name (such as Europe/Berlin): %v", b.TimeZone, err)
+			return window{}, fmt.Errorf("timeZone %q is not a time zone name (such as Europe/Berlin): %w", b.TimeZone, err)
 		}
 		loc = l
 	}
 	sched, err := parser.Parse(b.Schedule)
 	if err != nil {
-		return window{}, fmt.Errorf("schedule %q: %v", b.Schedule, err)
+		return window{}, fmt.Errorf("schedule %q: %w", b.Schedule, err)
 	}
 	d := time.Duration(*b.DurationSeconds) * time.Second
 	at := now.In(loc)

@@ -5,7 +5,7 @@
 // # Status: server-side apply of the fields a controller owns
 //
 // Every controller writes the status of our kinds (Machine, MachineSet, MachineDeployment,
-// MachineHealthCheck, Cluster) with ApplyStatus, or Status, which also records the write: one
+// MachineHealthCheck, Cluster) with ApplyStatus, or Status, which returns the stored object: one
 // server-side apply, through the apply configurations controller-gen generates into
 // <module>/applyconfiguration, holding exactly the fields the controller owns, under its own field
 // manager (a named constant in its package), forcing ownership. A controller that owns the whole
@@ -16,9 +16,9 @@
 // cluster-manager's WorkloadNodeDrained on one Machine never overwrite each other, and none of
 // those writes carries a resourceVersion: they cannot conflict. A field a controller stops sending
 // is removed. Nothing is written when the computed status equals the one read. The object the API
-// server answers with is returned, and Status hands it to the controller's Recorder (machine-api's
-// pending.Writes): the next reconcile computes from it rather than from a cache that does not show
-// the write yet, so a status is never computed from an older one of the same controller.
+// server answers with is returned. Every controller writes through its guarded client (package
+// machineapi.dev/nodelink/consistency), so the next reconcile of the object runs only once the
+// cache shows the write: a status is never computed from an older one of the same controller.
 //
 // Two preconditions remain, on purpose: the UID (a status is never applied to an object re-created
 // under the same name), and, for the health check's Remediating mark written before it deletes a

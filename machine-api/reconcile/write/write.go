@@ -88,17 +88,12 @@ func onlyConflicts(err error) bool {
 	return false
 }
 
-// Recorder remembers a controller's own writes until its cache shows them (in machine-api, a
-// pending.Writes): before is the resourceVersion the write replaced, after the object written.
-type Recorder interface {
-	Wrote(before string, after client.Object)
-}
-
-// Status writes obj's status with ApplyStatus (ac: the fields owner owns) and, when written is
-// not nil, records the write there, so that the next reconcile reads the object as written until
-// the cache shows it. into is a new, empty object of obj's kind; it is returned holding the object
-// as stored, or the zero value (nil) and no error when obj is gone.
-func Status[T client.Object](ctx context.Context, c client.Client, written Recorder, obj T, ac runtime.ApplyConfiguration, owner string, into T) (T, error) {
+// Status writes a status with ApplyStatus (ac: the fields owner owns). into is a new, empty
+// object of the kind written; it is returned holding the object as stored, or the zero value
+// (nil) and no error when the object is gone. Through a controller's guarded client (package
+// machineapi.dev/nodelink/consistency) the write is awaited like any other: the next reconcile
+// of the object runs once the cache shows it.
+func Status[T client.Object](ctx context.Context, c client.Client, ac runtime.ApplyConfiguration, owner string, into T) (T, error) {
 	var none T
 	err := ApplyStatus(ctx, c, ac, owner, into)
 	switch {
@@ -106,9 +101,6 @@ func Status[T client.Object](ctx context.Context, c client.Client, written Recor
 		return none, nil
 	case err != nil:
 		return none, err
-	}
-	if written != nil {
-		written.Wrote(obj.GetResourceVersion(), into)
 	}
 	return into, nil
 }

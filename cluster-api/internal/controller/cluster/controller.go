@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"machineapi.dev/nodelink/consistency"
+
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
@@ -82,8 +84,10 @@ type Reconciler struct {
 
 // SetupWithManager adds the remote linker registry to mgr, and watches Clusters, their members
 // and the linkers' reachability changes. The field indexes of package index must be registered
-// first.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+// first. guard defers a reconcile until the cache shows the earlier ones' writes (made through a
+// client of guard's package, see manager.New): the pools' MachineDeployments, the members deleted,
+// the Cluster's finalizer and status.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, guard *consistency.Guard) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -107,7 +111,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&machinev1.Machine{}, toCluster).
 		WatchesRawSource(source.Channel(r.notify, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile moves one Cluster towards its spec. It reads like the life of a Cluster: paused
@@ -166,7 +170,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	updated, err := write.Status(ctx, r.Client, nil, s.cluster, ac, FieldOwner, &v1beta1.Cluster{})
+	updated, err := write.Status(ctx, r.Client, ac, FieldOwner, &v1beta1.Cluster{})
 	if err != nil {
 		return fmt.Errorf("writing the status of cluster %s: %w", client.ObjectKeyFromObject(s.cluster), err)
 	}

@@ -62,10 +62,12 @@
 // Events drive most work (the Cluster, its members, the linkers' reachability changes). Timed
 // requeues: memberPoll while deletion waits for machines, the provider's RequeueAfter,
 // KubeconfigPollInterval while a Cluster has a kubeconfig (the Secret is read, never watched),
-// linkerStartRetry before the linker registry has started. A conflict (a finalizer or pool
-// MachineDeployment patch guarded by a resourceVersion the cache had not caught up with, a status
-// applied to a Cluster re-created under the same name) is requeued after write.ConflictRetry,
-// without an error.
+// linkerStartRetry before the linker registry has started, and consistency.Recheck while the cache
+// does not show what the Cluster's earlier reconciles wrote (the consistency guard, package
+// machineapi.dev/nodelink/consistency, wired by the manager: a reconcile never works from a copy
+// its own writes superseded). A conflict (a finalizer or pool MachineDeployment patch guarded by a
+// resourceVersion another writer changed, a status applied to a Cluster re-created under the same
+// name) is requeued after write.ConflictRetry, without an error.
 //
 // Start reading at Reconcile in controller.go; infrastructure.go, pools.go (render.go: pure),
 // remote.go and delete.go hold the steps, status.go the status.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"machineapi.dev/drain"
+	"machineapi.dev/nodelink/consistency"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/reconcile/steps"
@@ -75,8 +76,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager watches remote Machines and their Clusters. The field indexes of package index
-// must be registered first.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+// must be registered first. guard defers a reconcile until the cache shows the earlier ones' writes
+// (made through a client of guard's package, see manager.New): the drain hook and the condition.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, guard *consistency.Guard) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -100,7 +102,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		}))).
 		Watches(&v1beta1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.deletingMachinesOf)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile holds a live remote Machine with the drain hook, and for a deleting one drains its

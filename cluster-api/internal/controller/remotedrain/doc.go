@@ -70,7 +70,9 @@
 // Events drive the hold, the wait for other hooks of step 1 and the releases of step 2 (Machines,
 // and their Clusters through the index.RemoteMachineByCluster field index of package
 // internal/index). Waiting for a drain requeues after drainPoll, or at the drain deadline if
-// sooner. Time comes from an injected clock.
+// sooner; a reconcile whose cache does not show the Machine's earlier writes yet (the hook, the
+// condition) after consistency.Recheck (the consistency guard, package
+// machineapi.dev/nodelink/consistency, wired by the manager). Time comes from an injected clock.
 //
 // Start reading at Reconcile in controller.go; decide.go holds the pure decisions, hook.go the
 // patches, drain.go the drain step, status.go the condition and events; agree_test.go shows the

@@ -86,7 +86,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope) error {
 		return nil
 	}
 	// A Machine gone (released, and its deletion went on) is no error.
-	if _, err := write.Status(ctx, r.Client, nil, m, conditionApply(m, c), FieldOwner, &machinev1.Machine{}); err != nil {
+	if _, err := write.Status(ctx, r.Client, conditionApply(m, c), FieldOwner, &machinev1.Machine{}); err != nil {
 		return fmt.Errorf("writing the %s condition of machine %s: %w", v1beta1.WorkloadNodeDrainedCondition, client.ObjectKeyFromObject(m), err)
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 
 	"machineapi.dev/drain"
 	"machineapi.dev/drain/testplane"
+	"machineapi.dev/nodelink/consistency"
 
 	"machineapi.dev/cluster-api/internal/controller/remotedrain"
 	"machineapi.dev/cluster-api/internal/index"
@@ -67,14 +68,14 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	r := &remotedrain.Reconciler{
-		Client:    mgr.GetClient(),
+		Client:    consistency.NewClient(mgr.GetClient(), consistency.ClientOptions{Cache: mgr.GetCache(), APIReader: mgr.GetAPIReader()}),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("remotedrain-controller"),
 		Drain:     drain.Options{DeleteEmptyDirData: true},
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	Expect(index.Register(mctx, mgr.GetFieldIndexer())).To(Succeed())
-	Expect(r.SetupWithManager(mctx, mgr)).To(Succeed())
+	Expect(r.SetupWithManager(mctx, mgr, consistency.New(consistency.Options{Controller: "remotedrain"}))).To(Succeed())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
 	DeferCleanup(func() {

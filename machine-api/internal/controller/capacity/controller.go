@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"machineapi.dev/nodelink/consistency"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
@@ -85,8 +87,10 @@ func ForMachineDeployments(c client.Client, rec events.EventRecorder) *Reconcile
 }
 
 // SetupWithManager watches the objects (their spec and annotations) and MachineClasses, which it
-// maps to the objects using them through the class index the manager registers.
-func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
+// maps to the objects using them through the class index the manager registers. guard defers a
+// reconcile until the cache shows the earlier ones' writes (made through a client of guard's
+// package, see manager.New).
+func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
@@ -94,7 +98,7 @@ func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 		Named(r.name).
 		For(r.newObj(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&v1beta1.MachineClass{}, handler.EnqueueRequestsFromMapFunc(r.usersOf)).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile brings the object's capacity annotations in line with its MachineClass's nodeTemplate.

@@ -48,7 +48,9 @@
 // what was set or removed and which keys were left alone; a reconcile that changes nothing only
 // logs at V(1). Events drive the work: the object's creation, changes of its spec or annotations,
 // and changes of MachineClasses, mapped to their users through index.MachineSetByClass and
-// index.MachineDeploymentByClass. Paused objects (see v1beta1.PausedBy) are left alone.
+// index.MachineDeploymentByClass; a reconcile whose cache does not show the object's earlier
+// writes yet is requeued after consistency.Recheck (the consistency guard, wired by the manager).
+// Paused objects (see v1beta1.PausedBy) are left alone.
 //
 // Start reading at Reconcile in controller.go.
 package capacity

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,10 +23,10 @@ import (
 
 	"machineapi.dev/drain"
 	"machineapi.dev/nodelink"
+	"machineapi.dev/nodelink/consistency"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
-	"machineapi.dev/machine-api/internal/pending"
 	"machineapi.dev/machine-api/provider"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
@@ -42,10 +41,6 @@ const (
 	classRetry                 = 30 * time.Second
 	defaultNodeDeletionTimeout = 10 * time.Second
 )
-
-// writtenTimeout bounds how long the controller serves its own write of a Machine instead of a
-// cached copy that does not show it (the fallback for a lost watch event).
-const writtenTimeout = 5 * time.Minute
 
 // Reconciler is the Machine controller.
 type Reconciler struct {
@@ -66,9 +61,6 @@ type Reconciler struct {
 	// and NodeLinked in its own status write (link.go).
 	Linker *nodelink.Linker[*v1beta1.Machine]
 
-	// written lets a reconcile read this controller's own writes before the cache shows them.
-	written     *pending.Writes
-	writtenOnce sync.Once
 	// queue is the controller's work queue once it runs, for LinkChanged.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
@@ -94,8 +86,9 @@ type Reconciler struct {
 // of their namespace (a rule's change brings back the Machines of its namespace that are being
 // deleted, so a drain follows it at once), and takes the node linker's LinkChanged calls. Machines
 // on their way to Running that have an instance are queued ahead of new ones (queue.go). It looks Machines up through the field indexes of
-// package index, which the manager registers.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// package index, which the manager registers. guard defers a reconcile until the cache shows the
+// earlier ones' writes (made through a client of guard's package, see manager.New).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machine").
 		For(&v1beta1.Machine{}).
@@ -110,7 +103,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return nil
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile moves one Machine towards its desired state. It reads like the life of a Machine:
@@ -118,9 +111,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // get the finalizer, then are provisioned and followed to Running. Status is written once, at the
 // end, from what the steps observed.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
-	m, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.Machine{}, r.pendingWrites())
-	if err != nil || m == nil {
-		return ctrl.Result{}, err
+	m := &v1beta1.Machine{}
+	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if v1beta1.IsPaused(m.Annotations) {
 		log.FromContext(ctx).V(1).Info("machine is paused; leaving it alone", "annotation", v1beta1.PausedBy(m.Annotations))
@@ -147,16 +140,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	)
 }
 
-// pendingWrites returns the controller's record of its own writes, made on first use.
-func (r *Reconciler) pendingWrites() *pending.Writes {
-	r.writtenOnce.Do(func() {
-		if r.written == nil {
-			r.written = pending.New(r.Clock, writtenTimeout)
-		}
-	})
-	return r.written
-}
-
 // FieldOwner is the server-side apply field manager of the machine controller's status writes.
 const FieldOwner = "machine-controller"
 
@@ -175,7 +158,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(status, s.machine.Status) {
 		return nil
 	}
-	updated, err := write.Status(ctx, r.Client, r.pendingWrites(), s.machine, statusApply(s.machine, status, s.recordsLink), FieldOwner, &v1beta1.Machine{})
+	updated, err := write.Status(ctx, r.Client, statusApply(s.machine, status, s.recordsLink), FieldOwner, &v1beta1.Machine{})
 	if err != nil {
 		return fmt.Errorf("writing the status of machine %s: %w", client.ObjectKeyFromObject(s.machine), err)
 	}
@@ -204,7 +187,6 @@ func (r *Reconciler) addFinalizer(ctx context.Context, m *v1beta1.Machine) error
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("adding the finalizer to machine %s: %w", client.ObjectKeyFromObject(m), err))
 	}
-	r.pendingWrites().Wrote(before.ResourceVersion, m)
 	return nil
 }
 

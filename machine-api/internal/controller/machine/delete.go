@@ -288,7 +288,6 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) (reconcile.R
 		return reconcile.Result{}, false, fmt.Errorf("removing the finalizer of machine %s: %w", client.ObjectKeyFromObject(m), err)
 	}
 	s.finalizerRemoved = true
-	r.pendingWrites().Reset(client.ObjectKeyFromObject(m))
 	return reconcile.Result{}, true, nil
 }
 

@@ -60,8 +60,9 @@
 // linker now in charge links it again. Machines linked by another linker (cluster-manager's, for
 // Nodes in a workload cluster) are never given these fields by this controller.
 //
-// Until the cache shows a write, the next reconcile works from the Machine as written (a
-// pending.Writes).
+// A reconcile runs only once the cache shows what the Machine's earlier reconciles wrote (the
+// Machine, its Node, the linker's Node patch): the consistency guard, package
+// machineapi.dev/nodelink/consistency, wired by the manager.
 //
 // Machines (or their namespace's objects) with the paused annotation are left alone. Time comes
 // from an injected clock.
@@ -76,7 +77,7 @@
 // while a MachineClass is missing, whatever a provider asks for with RequeueAfter, and
 // write.ConflictRetry when adding or removing the finalizer (a merge patch guarded by the
 // resourceVersion, since it replaces the finalizers list) met a conflict: expected, and retried
-// without an error.
+// without an error; consistency.Recheck while the cache does not show the earlier writes.
 //
 // # Metrics
 //

@@ -145,7 +145,6 @@ func (r *Reconciler) persistProviderID(ctx context.Context, m *v1beta1.Machine, 
 	if err := r.Client.Patch(ctx, patched, client.MergeFrom(m)); err != nil {
 		return fmt.Errorf("recording spec.providerID %s on machine %s: %w", id, client.ObjectKeyFromObject(m), err)
 	}
-	r.pendingWrites().Wrote(m.ResourceVersion, patched)
 	// The status patch that follows must be based on the object as it is now stored.
 	m.ResourceVersion = patched.ResourceVersion
 	m.Generation = patched.Generation

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"machineapi.dev/nodelink/consistency"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
 	"machineapi.dev/machine-api/reconcile/write"
@@ -28,8 +30,10 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machineclasses,verbs=get;list;watch;update;patch
 
 // SetupWithManager watches MachineClasses and the Machines that refer to them. It finds a class's
-// Machines through index.MachineByClass, which the manager registers.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// Machines through index.MachineByClass, which the manager registers. guard defers a reconcile
+// until the cache shows the earlier ones' writes (made through a client of guard's package, see
+// manager.New).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machineclass").
 		For(&v1beta1.MachineClass{}).
@@ -39,7 +43,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return nil
 		})).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile adds the finalizer to a class in use and removes it from a class nobody uses.

@@ -49,7 +49,7 @@ func (r *Reconciler) syncAutoscalerKeys(ctx context.Context, s *scope) (reconcil
 		if !withAutoscalerKeys(s.md, changed) {
 			continue
 		}
-		if err := r.patchSet(ctx, s, set, changed); err != nil {
+		if err := r.patchSet(ctx, set, changed); err != nil {
 			return reconcile.Result{}, false, fmt.Errorf("writing the cluster-autoscaler's deployment-name label and revision annotation on MachineSet %s: %w", set.Name, err)
 		}
 	}

@@ -47,7 +47,6 @@ func (r *Reconciler) deleteSet(ctx context.Context, s *scope, set *v1beta1.Machi
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting MachineSet %s: %w", set.Name, err)
 	}
-	r.expectations.Deleted(s.md, set.Name, set.UID)
 	r.Recorder.Eventf(s.md, set, "Normal", EventSetDeleted, "Delete", "deleted MachineSet %s (revision %s)", set.Name, set.Annotations[v1beta1.RevisionAnnotation])
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,9 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"machineapi.dev/nodelink/consistency"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
-	"machineapi.dev/machine-api/internal/pending"
 	"machineapi.dev/machine-api/internal/uptodate"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
@@ -53,10 +55,6 @@ type Reconciler struct {
 	// template labels match it are reconciled (the MachineSet controller skips the others' sets).
 	MachineSelector labels.Selector
 
-	// expectations are the MachineSet writes the cache does not show yet, per deployment.
-	expectations *pending.Writes
-	// written are the deployment's own status writes the cache does not show yet.
-	written *pending.Writes
 	// kept are the Machines of its current set findStale kept (see uptodate.Checked).
 	kept     uptodate.Checked
 	initOnce sync.Once
@@ -75,8 +73,10 @@ type Reconciler struct {
 // Machines (which the deployment waits for before it scales a set down to replace them). It finds
 // a deployment's sets through index.MachineSetByDeployment, the Machines of its current set through
 // index.MachineBySet and a class's deployments through index.MachineDeploymentByClass, which the
-// manager registers.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// manager registers. guard defers a reconcile until the cache shows the earlier ones' writes (made
+// through a client of guard's package, see manager.New): the sets a deployment created, scaled
+// or deleted, the Machines it marked, and its own status.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
 	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machinedeployment").
@@ -89,7 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.Machine{}, handler.EnqueueRequestsFromMapFunc(deploymentOfMachine),
 			builder.WithPredicates(markChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile moves one MachineDeployment one step towards its spec: it finds its MachineSets, deletes
@@ -99,10 +99,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // sets. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	r.init()
-	md, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineDeployment{}, r.written, r.expectations)
-	if err != nil || md == nil {
-		if md == nil && err == nil {
+	md := &v1beta1.MachineDeployment{}
+	if err := r.Client.Get(ctx, req.NamespacedName, md); err != nil {
+		if apierrors.IsNotFound(err) {
 			r.kept.Forget(req.NamespacedName)
+			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -139,22 +140,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	)
 }
 
-// init makes the controller's records of its own writes, once (SetupWithManager, or the first
-// Reconcile of a test that calls it directly).
+// init defaults the clock, once (SetupWithManager, or the first Reconcile of a test that calls it
+// directly).
 func (r *Reconciler) init() {
 	r.initOnce.Do(func() {
 		if r.Clock == nil {
 			r.Clock = clock.RealClock{}
 		}
-		r.expectations = pending.New(r.Clock, expectationsTimeout)
-		r.written = pending.New(r.Clock, expectationsTimeout)
 	})
 }
 
 // writeStatus writes the status computed from s with one server-side apply, or nothing if it did
 // not change, and returns a requeue for when the progress deadline passes. The deployment
 // controller owns the whole status; the write cannot conflict (see package write), and the next
-// reconcile reads it back from r.written until the cache shows it.
+// reconcile runs once the cache shows it.
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.finalizerRemoved {
 		return ctrl.Result{}, nil
@@ -168,7 +167,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) (ctrl.Result, er
 	if err != nil {
 		return deadline, err
 	}
-	updated, err := write.Status(ctx, r.Client, r.written, s.md, ac, FieldOwner, &v1beta1.MachineDeployment{})
+	updated, err := write.Status(ctx, r.Client, ac, FieldOwner, &v1beta1.MachineDeployment{})
 	if err != nil {
 		return deadline, fmt.Errorf("writing the status of MachineDeployment %s/%s: %w", s.md.Namespace, s.md.Name, err)
 	}

@@ -87,8 +87,9 @@
 // how many Machines in all (scaleTargets and onDeleteTargets). The marks are read from the API
 // server (marks.go), not the cache: the cluster-autoscaler marks just before it lowers the
 // replicas. Before computing any step the deployment waits until (1) its cache
-// shows every set write it made (a pending.Writes, see expectations.go: each write is
-// optimistic-locked and remembers the resourceVersion it replaced), and (2) every set's status.observedGeneration is its generation
+// shows every set write it made (the consistency guard, package machineapi.dev/nodelink/consistency,
+// runs a reconcile only then: each write is awaited until the cached set's resourceVersion is at
+// least the one written), and (2) every set's status.observedGeneration is its generation
 // (a set advances it only once it has acted on its spec), so no step is computed from stale counts:
 // Gardener MCM #754 and #816 scaled twice that way. A set with the paused annotation therefore
 // holds its deployment's rollout until the annotation is removed.
@@ -121,9 +122,10 @@
 //
 // Events drive the work (the deployment and its sets, whose status changes as their Machines do).
 // Timed requeues: at the progress deadline, when the next Machine of the current set becomes due
-// for replacement (spec.rollout), the expectations timeout (5 minutes, the fallback for a lost
-// event), nameTakenRetry while the new set's name is taken, write.ConflictRetry after a guarded
-// write (finalizer, revision, a set's replicas or metadata) met a conflict.
+// for replacement (spec.rollout), nameTakenRetry while the new set's name is taken,
+// write.ConflictRetry after a guarded write (finalizer, revision, a set's replicas or metadata) met
+// a conflict, and consistency.Recheck while the cache does not show the deployment's earlier
+// writes (for at most 5 minutes, the fallback for a lost event).
 //
 // Start reading at Reconcile in controller.go; sets.go, stale.go and strategy.go hold the steps,
 // rollout.go and rollout_stale.go the arithmetic, status.go the status; plan.go what kubectl

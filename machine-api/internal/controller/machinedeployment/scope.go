@@ -13,11 +13,10 @@ type scope struct {
 	now  time.Time
 	hash string // of md's template
 
-	cached   map[string]*v1beta1.MachineSet // owned, deleting ones included, by name
-	sets     []*v1beta1.MachineSet          // owned and not deleting
-	newSet   *v1beta1.MachineSet            // the set whose template hash is md's, if any
-	oldSets  []*v1beta1.MachineSet          // the others, oldest first
-	deleting int                            // owned sets being deleted
+	sets     []*v1beta1.MachineSet // owned and not deleting
+	newSet   *v1beta1.MachineSet   // the set whose template hash is md's, if any
+	oldSets  []*v1beta1.MachineSet // the others, oldest first
+	deleting int                   // owned sets being deleted
 
 	// The new set's Machines that the deployment replaces although their template is current (see
 	// findStale), not deleting, in replacement order; why, by name; how many are available; and how

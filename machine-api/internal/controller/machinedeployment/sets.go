@@ -32,10 +32,8 @@ func (r *Reconciler) listSets(ctx context.Context, s *scope) (reconcile.Result, 
 		return reconcile.Result{}, false, fmt.Errorf("listing the MachineSets of MachineDeployment %s/%s: %w", s.md.Namespace, s.md.Name, err)
 	}
 	s.hash = uptodate.TemplateHash(&s.md.Spec.Template)
-	s.cached = map[string]*v1beta1.MachineSet{}
 	for i := range list.Items {
 		set := &list.Items[i]
-		s.cached[set.Name] = set
 		if !set.DeletionTimestamp.IsZero() {
 			s.deleting++
 			continue
@@ -112,7 +110,6 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 	case err != nil:
 		return reconcile.Result{}, fmt.Errorf("creating MachineSet %s for MachineDeployment %s: %w", name, md.Name, err)
 	}
-	r.expectations.Created(md, name)
 	s.createdSet = true
 	r.Recorder.Eventf(md, set, "Normal", EventSetCreated, "Rollout", "created MachineSet %s (revision %d) with %d replicas", name, rev, replicas)
 	return reconcile.Result{}, r.recordRevision(ctx, s, strconv.FormatInt(rev, 10))
@@ -173,7 +170,7 @@ func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Resu
 		if !applyDeploymentSpec(s.md, changed) {
 			continue
 		}
-		if err := r.patchSet(ctx, s, set, changed); err != nil {
+		if err := r.patchSet(ctx, set, changed); err != nil {
 			return reconcile.Result{}, false, fmt.Errorf("updating the in-place fields of MachineSet %s: %w", set.Name, err)
 		}
 		updated = append(updated, set.Name)
@@ -199,7 +196,7 @@ func (r *Reconciler) syncRevision(ctx context.Context, s *scope) (reconcile.Resu
 		}
 		changed.Annotations[v1beta1.RevisionAnnotation] = strconv.FormatInt(top+1, 10)
 		withAutoscalerKeys(s.md, changed)
-		if err := r.patchSet(ctx, s, s.newSet, changed); err != nil {
+		if err := r.patchSet(ctx, s.newSet, changed); err != nil {
 			return reconcile.Result{}, false, fmt.Errorf("updating the revision of MachineSet %s: %w", s.newSet.Name, err)
 		}
 	}
@@ -242,7 +239,7 @@ func (r *Reconciler) scaleSet(ctx context.Context, s *scope, set *v1beta1.Machin
 		return nil
 	}
 	from := ptr.Deref(set.Spec.Replicas, 1)
-	if err := r.patchSet(ctx, s, set, changed); err != nil {
+	if err := r.patchSet(ctx, set, changed); err != nil {
 		return fmt.Errorf("scaling MachineSet %s to %d: %w", set.Name, replicas, err)
 	}
 	if from != replicas {
@@ -252,14 +249,12 @@ func (r *Reconciler) scaleSet(ctx context.Context, s *scope, set *v1beta1.Machin
 	return nil
 }
 
-// patchSet writes changed over set (the cached object) with optimistic locking, records the
-// expectation, and updates set in place.
-func (r *Reconciler) patchSet(ctx context.Context, s *scope, set, changed *v1beta1.MachineSet) error {
-	rv := set.ResourceVersion
+// patchSet writes changed over set (the cached object) with optimistic locking, and updates set in
+// place.
+func (r *Reconciler) patchSet(ctx context.Context, set, changed *v1beta1.MachineSet) error {
 	if err := r.Client.Patch(ctx, changed, client.MergeFromWithOptions(set, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
-	r.expectations.Updated(s.md, set.Name, rv, nil)
 	*set = *changed
 	return nil
 }

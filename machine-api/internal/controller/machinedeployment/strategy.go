@@ -11,18 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/pending"
 )
 
-// waitForSets holds the rollout until the cache shows this process's earlier writes to the sets
-// (expectations) and every set's status describes its current spec (status.observedGeneration):
-// the arithmetic counts available Machines from the sets' status, and a stale count could take
-// away more than maxUnavailable allows.
+// waitForSets holds the rollout until every set's status describes its current spec
+// (status.observedGeneration): the arithmetic counts available Machines from the sets' status, and
+// a stale count could take away more than maxUnavailable allows. (That the cache shows this
+// process's earlier writes to the sets the consistency guard ensured before the reconcile ran.)
 func (r *Reconciler) waitForSets(_ context.Context, s *scope) (reconcile.Result, bool, error) {
-	if p := r.expectations.Outstanding(s.md, pending.In(s.cached)); p.Len() > 0 {
-		s.waiting = fmt.Sprintf("waiting for the cache to show the writes to MachineSets %v", p.Names())
-		return reconcile.Result{RequeueAfter: p.Deadline.Sub(s.now)}, false, nil
-	}
 	for _, set := range s.sets {
 		if set.Status.ObservedGeneration < set.Generation {
 			// The set's status update brings the deployment back.

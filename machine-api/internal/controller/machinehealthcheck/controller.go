@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -23,8 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"machineapi.dev/nodelink/consistency"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/pending"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
 )
@@ -32,10 +34,6 @@ import (
 // templateRetry is how long to wait before reading a missing or unusable remediation template
 // again (it is not watched: its kind is the user's).
 const templateRetry = 30 * time.Second
-
-// writtenTimeout bounds how long the controller serves its own write of an object instead of a
-// cached copy that does not show it (the fallback for a lost watch event).
-const writtenTimeout = 5 * time.Minute
 
 // FieldOwner is the server-side apply field manager of the health check controller: of its own
 // status, and of the HealthCheckSucceeded and OwnerRemediated conditions on Machines (the only
@@ -56,9 +54,6 @@ type Reconciler struct {
 	// MaxConcurrentReconciles is the number of health checks reconciled in parallel.
 	MaxConcurrentReconciles int
 
-	// written are this controller's status writes (of checks, and of Machines' verdicts) the
-	// cache does not show yet.
-	written  *pending.Writes
 	initOnce sync.Once
 }
 
@@ -75,7 +70,10 @@ type Reconciler struct {
 
 // SetupWithManager watches health checks, the Machines they select and those Machines' Nodes.
 // It looks Machines up by Node name through index.MachineByNodeName, which the manager registers.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// guard defers a reconcile until the cache shows the earlier ones' writes (made through a client
+// of guard's package, see manager.New): the verdicts on Machines and the check's status, so that
+// no remediation is started twice or beyond maxInFlight from a stale copy.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
 	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machinehealthcheck").
@@ -84,7 +82,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.Machine{}, r.machineEvents()).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.checksOfNode), builder.WithPredicates(nodeHealthChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile runs one health check: it selects its Machines, judges them, remediates the unhealthy
@@ -92,10 +90,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // It requeues when the first pending timeout of a target expires.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	r.init()
-	mhc, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineHealthCheck{}, r.written)
-	if err != nil || mhc == nil {
-		if err == nil {
+	mhc := &v1beta1.MachineHealthCheck{}
+	if err := r.Client.Get(ctx, req.NamespacedName, mhc); err != nil {
+		if apierrors.IsNotFound(err) {
 			forgetCheck(req.NamespacedName)
+			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -116,14 +115,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	)
 }
 
-// init makes the controller's records of its own writes, once (SetupWithManager, or the first
-// Reconcile of a test that calls it directly).
+// init defaults the clock, once (SetupWithManager, or the first Reconcile of a test that calls it
+// directly).
 func (r *Reconciler) init() {
 	r.initOnce.Do(func() {
 		if r.Clock == nil {
 			r.Clock = clock.RealClock{}
 		}
-		r.written = pending.New(r.Clock, writtenTimeout)
 	})
 }
 
@@ -167,7 +165,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	updated, err := write.Status(ctx, r.Client, r.written, s.mhc, ac, FieldOwner, &v1beta1.MachineHealthCheck{})
+	updated, err := write.Status(ctx, r.Client, ac, FieldOwner, &v1beta1.MachineHealthCheck{})
 	if err != nil {
 		return fmt.Errorf("writing the status of health check %s: %w", client.ObjectKeyFromObject(s.mhc), err)
 	}

@@ -112,9 +112,11 @@
 // and their Nodes (condition changes only; found from the Node's machine annotations or the
 // Machine node-name index of package index). The one timed requeue is the moment the first
 // pending timeout of a target expires (a condition rule, the startup timeout, a retry period);
-// there is no polling tick. Two short retries exist:
+// there is no polling tick. Three short retries exist:
 // write.ConflictRetry after a Machine changed since it was judged (the change behind it may be one
-// the Machine watch drops), and templateRetry while a remediation template cannot be used. A pass
+// the Machine watch drops), templateRetry while a remediation template cannot be used, and
+// consistency.Recheck while the cache does not show the check's earlier writes (its verdicts and
+// status: a pass never counts remediations in flight from a copy older than its own verdicts). A pass
 // lists the selected Machines from the cache and reads each one's Node,
 // without deep copies, then judges them in pure code (evaluate, table-tested and benchmarked over
 // 5000 Machines); only Machines whose condition changes or that are remediated cost an API call,

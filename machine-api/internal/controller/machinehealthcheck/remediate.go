@@ -164,7 +164,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, j job) error {
 // still have (see verdictApply). It returns the updated Machine, or nil when m changed since it
 // was judged or is gone.
 func (r *Reconciler) setVerdict(ctx context.Context, m *v1beta1.Machine, v verdict, judged string, s *scope) (*v1beta1.Machine, error) {
-	updated, err := write.Status(ctx, r.Client, r.written, m, verdictApply(m, v, judged, s.now), FieldOwner, &v1beta1.Machine{})
+	updated, err := write.Status(ctx, r.Client, verdictApply(m, v, judged, s.now), FieldOwner, &v1beta1.Machine{})
 	switch {
 	case err == nil:
 		return updated, nil // nil when the Machine is gone

@@ -15,8 +15,9 @@ import (
 )
 
 // selectTargets reads the check's Machines, and each one's Node, from the cache. Both reads skip
-// the deep copy: the objects are shared with the cache and never modified (writes copy them). A
-// Machine this controller wrote is taken as written while the cache does not show the write.
+// the deep copy: the objects are shared with the cache and never modified (writes copy them). The
+// cache shows every verdict this controller wrote (the consistency guard runs the reconcile only
+// then).
 func (r *Reconciler) selectTargets(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	sel, err := metav1.LabelSelectorAsSelector(s.mhc.Spec.Selector.AsLabelSelector())
 	if err != nil {
@@ -30,7 +31,7 @@ func (r *Reconciler) selectTargets(ctx context.Context, s *scope) (ctrl.Result, 
 	}
 	s.targets = make([]target, len(list.Items))
 	for i := range list.Items {
-		m := r.written.Latest(&list.Items[i]).(*v1beta1.Machine)
+		m := &list.Items[i]
 		s.targets[i].machine = m
 		ref := m.Status.NodeRef
 		if ref == nil {

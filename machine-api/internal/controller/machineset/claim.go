@@ -107,9 +107,7 @@ func (r *Reconciler) adopt(ctx context.Context, set *v1beta1.MachineSet, m *v1be
 	for k, v := range ownLabels(set) {
 		m.Labels[k] = v
 	}
-	r.expectations.Created(set, m.Name)
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		r.expectations.Forget(set, m.Name)
 		*m = *before
 		return fmt.Errorf("adopting machine %s: %w", m.Name, err)
 	}
@@ -130,9 +128,7 @@ func (r *Reconciler) release(ctx context.Context, set *v1beta1.MachineSet, m *v1
 	if m.Labels[v1beta1.SetNameLabel] == set.Name {
 		delete(m.Labels, v1beta1.SetNameLabel)
 	}
-	r.expectations.Deleted(set, m.Name, m.UID)
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		r.expectations.Forget(set, m.Name)
 		*m = *before
 		return fmt.Errorf("releasing machine %s: %w", m.Name, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,8 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"machineapi.dev/nodelink/consistency"
+
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/pending"
 	"machineapi.dev/machine-api/internal/uptodate"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
@@ -50,10 +52,6 @@ type Reconciler struct {
 	// (and a set that cannot see its Machines would create them forever).
 	MachineSelector labels.Selector
 
-	// expectations are the Machine writes the cache does not show yet, per set (see scale.go).
-	expectations *pending.Writes
-	// written are the set's own status writes the cache does not show yet.
-	written *pending.Writes
 	// inLine are the Machines syncMetadata found in line with their set's template (see
 	// uptodate.Checked).
 	inLine   uptodate.Checked
@@ -69,8 +67,10 @@ type Reconciler struct {
 
 // SetupWithManager watches MachineSets and Machines: those a set controls, and orphans its
 // selector may adopt. It finds a set's Machines through index.MachineBySet, which the manager
-// registers.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// registers. guard defers a reconcile until the cache shows the earlier ones' writes (made through
+// a client of guard's package, see manager.New): the Machines a set created, adopted, released or
+// deleted, and its own status.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
 	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machineset").
@@ -80,7 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&v1beta1.Machine{}, builder.WithPredicates(machineChanged())).
 		Watches(&v1beta1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.setsAdopting), builder.WithPredicates(orphan())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		Complete(guard.Reconciler(r))
 }
 
 // Reconcile keeps one MachineSet's Machines: it claims the Machines its selector matches, deletes
@@ -88,10 +88,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // creates or deletes Machines until spec.replicas are there. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	r.init()
-	set, err := pending.Get(ctx, r.Client, req.NamespacedName, &v1beta1.MachineSet{}, r.written, r.expectations)
-	if err != nil || set == nil {
-		if set == nil && err == nil {
+	set := &v1beta1.MachineSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
+		if apierrors.IsNotFound(err) {
 			r.inLine.Forget(req.NamespacedName)
+			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -132,15 +133,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	)
 }
 
-// init makes the controller's records of its own writes, once (SetupWithManager, or the first
-// Reconcile of a test that calls it directly).
+// init defaults the clock, once (SetupWithManager, or the first Reconcile of a test that calls it
+// directly).
 func (r *Reconciler) init() {
 	r.initOnce.Do(func() {
 		if r.Clock == nil {
 			r.Clock = clock.RealClock{}
 		}
-		r.expectations = newExpectations(r.Clock)
-		r.written = pending.New(r.Clock, expectationsTimeout)
 	})
 }
 
@@ -158,8 +157,7 @@ func untilAvailable(s *scope, c counts) ctrl.Result {
 
 // writeStatus writes the status computed from s and the count of its Machines c with one
 // server-side apply, or nothing if it did not change. The set controller owns the whole status; the
-// write cannot conflict (see package write), and the next reconcile reads it back from r.written
-// until the cache shows it.
+// write cannot conflict (see package write), and the next reconcile runs once the cache shows it.
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope, c counts) error {
 	if s.finalizerRemoved {
 		return nil
@@ -168,7 +166,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope, c counts) error 
 	if equality.Semantic.DeepEqual(status, s.set.Status) {
 		return nil
 	}
-	updated, err := write.Status(ctx, r.Client, r.written, s.set, statusApply(s.set, status), FieldOwner, &v1beta1.MachineSet{})
+	updated, err := write.Status(ctx, r.Client, statusApply(s.set, status), FieldOwner, &v1beta1.MachineSet{})
 	if err != nil {
 		return fmt.Errorf("writing the status of MachineSet %s/%s: %w", s.set.Namespace, s.set.Name, err)
 	}

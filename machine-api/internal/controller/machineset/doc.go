@@ -20,15 +20,16 @@
 // ... 64 calls at a time, at most 500 per reconcile) that stop at the first failure. Deleting:
 // the first n of the deletion order, never more — scaling down by one deletes exactly one.
 //
-// After each create, delete, adoption or release the set records an expectation (a pending.Writes,
-// see expectations.go)
-// and does not create or delete again until its cache shows all of them (or five minutes pass,
-// the fallback for a lost event). Until then status.observedGeneration does not advance, which
-// tells a MachineDeployment the set's counts are not final. A new process starts with no
-// expectations after its cache has synced, which already holds every earlier write, so a restart
-// in the middle of a scale-up creates nothing twice. A create that failed without saying whether
-// it was stored (a broken connection, an API server timeout) stays expected too, until the cache
-// shows the Machine or, unsureCreateCheck later, a direct read says it does not exist; only a
+// Every create, delete, adoption and release (and the set's own status write) goes through the
+// manager's guarded client, and the set is not reconciled again until its cache shows all of them
+// (or five minutes pass, the fallback for a lost event): the consistency guard, package
+// machineapi.dev/nodelink/consistency, wired by the manager. Meanwhile nothing is counted, created
+// or deleted, and status.observedGeneration does not advance, which tells a MachineDeployment the
+// set's counts are not final. A new process starts with nothing awaited after its cache has
+// synced, which already holds every earlier write, so a restart in the middle of a scale-up
+// creates nothing twice. A create that failed without saying whether it was stored (a broken
+// connection, an API server timeout) is awaited too, until the cache shows the Machine or, 70s
+// later (consistency.DefaultUnsureCreateCheck), a direct read says it does not exist; only a
 // refusal (4xx) is forgotten at once.
 //
 // Frozen: a set whose Machine count rose above replicas + surge (another writer, or a bug) turns
@@ -89,9 +90,9 @@
 // # Requeues
 //
 // Events drive the work (the set, its Machines, orphans its selector matches). Timed requeues: when
-// the next ready Machine becomes available (minReadySeconds), the expectations timeout, when an
-// unsure create is due to be checked, and write.ConflictRetry after a guarded write (its
-// finalizer) met a conflict.
+// the next ready Machine becomes available (minReadySeconds), write.ConflictRetry after a guarded
+// write (its finalizer) met a conflict, and the consistency guard's: consistency.Recheck while the
+// cache does not show the set's earlier writes, or when an unsure create is due to be checked.
 //
 // Start reading at Reconcile in controller.go; claim.go, scale.go, metadata.go, lineage.go
 // (remediation) and delete.go hold the steps, order.go the deletion order, status.go the status.

@@ -77,7 +77,7 @@ func (s *scope) bequeathed(m *v1beta1.Machine) {
 // moreToCreate reports whether the set still has a gap it will fill in a later reconcile (this one
 // created at most maxBurst Machines).
 func (s *scope) moreToCreate() bool {
-	return int32(len(s.active())+s.inFlight()) < replicasOf(s.set) && !s.frozen && (s.owner == nil || s.owner.holdCreates == "")
+	return int32(len(s.active())+s.created) < replicasOf(s.set) && !s.frozen && (s.owner == nil || s.owner.holdCreates == "")
 }
 
 // remediateMachines, after the set scaled, deletes every requested Machine whose replacement

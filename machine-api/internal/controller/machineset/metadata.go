@@ -66,8 +66,8 @@ func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Resu
 	// A Machine found in line before, unchanged since, under the same template, is in line.
 	pass := r.inLine.Pass(client.ObjectKeyFromObject(s.set), templateKey(s.set))
 	for _, m := range s.machines {
-		if s.toGo[m.Name] || pass.InLine(m) {
-			continue // released or deleted by this process (the cache does not show it yet), or in line
+		if pass.InLine(m) {
+			continue
 		}
 		updated := *m // applyTemplate replaces, never mutates, the maps and slices it changes
 		if !applyTemplate(s.set, &updated) {

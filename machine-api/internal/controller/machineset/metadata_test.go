@@ -1,21 +1,13 @@
 package machineset
 
 import (
-	"errors"
-	"net/url"
-	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/clock"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/pending"
 )
 
 func TestApplyTemplate(t *testing.T) {
@@ -108,94 +100,5 @@ func TestNewMachine(t *testing.T) {
 	}
 	if len(m.Name) != len("pool-")+5 || m.Labels[v1beta1.SetNameLabel] != "pool" || m.Labels["pool"] != "a" {
 		t.Fatalf("name %s labels %v", m.Name, m.Labels)
-	}
-}
-
-// TestExpectations: a set awaits the Machines it created (listed) and deleted (deleting or gone)
-// for at most expectationsTimeout, and a set re-created under the same name inherits nothing.
-func TestExpectations(t *testing.T) {
-	set := testSet(1)
-	fake := clocktesting.NewFakePassiveClock(t0)
-	var c clock.PassiveClock = fake
-	e := newExpectations(c)
-	old := machine("old", 0)
-	e.Created(set, "new")
-	e.Deleted(set, "old", old.UID)
-	e.Created(set, "failed")
-	e.Forget(set, "failed")
-
-	p := e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{"old": old}))
-	if !p.Appear["new"] || !p.Gone["old"] || p.Appear["failed"] {
-		t.Fatalf("outstanding %+v: want new to appear and old to go, the forgotten create not awaited", p)
-	}
-	deleting(old)
-	p = e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{"old": old, "new": machine("new", 0)}))
-	if p.Len() != 0 {
-		t.Fatalf("outstanding %+v after the cache showed both writes", p)
-	}
-
-	e.Created(set, "lost")
-	fake.SetTime(t0.Add(expectationsTimeout))
-	if p := e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{})); p.Len() != 0 {
-		t.Fatalf("expectations outlived their timeout: %+v", p)
-	}
-
-	e.Created(set, "x")
-	other := set.DeepCopy()
-	other.UID = "recreated"
-	if p := e.Outstanding(other, pending.In(map[string]*v1beta1.Machine{})); p.Len() != 0 {
-		t.Fatalf("a set re-created under the same name inherited expectations: %+v", p)
-	}
-}
-
-// TestUnsureCreates: a create that failed without saying whether it was stored stays awaited (the
-// set creates nothing for that gap) until it is due to be checked with the API server.
-func TestUnsureCreates(t *testing.T) {
-	set := testSet(1)
-	fake := clocktesting.NewFakePassiveClock(t0)
-	e := newExpectations(fake)
-	e.Created(set, "maybe")
-	e.Unsure(set, "maybe", unsureCreateCheck)
-	none := pending.In(map[string]*v1beta1.Machine{})
-
-	p := e.Outstanding(set, none)
-	if !p.Appear["maybe"] || len(p.Check) != 0 {
-		t.Fatalf("right after the failed create: %+v; want it awaited, not checked yet", p)
-	}
-	if want := t0.Add(unsureCreateCheck); !p.Deadline.Equal(want) {
-		t.Fatalf("come back at %s, want %s (when it is due to be checked)", p.Deadline, want)
-	}
-	fake.SetTime(t0.Add(unsureCreateCheck))
-	p = e.Outstanding(set, none)
-	if !p.Appear["maybe"] || !p.Check["maybe"] {
-		t.Fatalf("once due: %+v; want it still awaited and due to be checked", p)
-	}
-	if p := e.Outstanding(set, pending.In(map[string]*v1beta1.Machine{"maybe": machine("maybe", 0)})); p.Len()+len(p.Check) != 0 {
-		t.Fatalf("the cache shows it: %+v; want nothing awaited", p)
-	}
-}
-
-func TestRefused(t *testing.T) {
-	gr := schema.GroupResource{Group: v1beta1.GroupVersion.Group, Resource: "machines"}
-	tests := map[string]struct {
-		err  error
-		want bool
-	}{
-		"invalid":                 {apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("Machine").GroupKind(), "m", nil), true},
-		"forbidden":               {apierrors.NewForbidden(gr, "m", errors.New("quota")), true},
-		"already exists":          {apierrors.NewAlreadyExists(gr, "m"), true},
-		"too many requests":       {apierrors.NewTooManyRequests("slow down", 1), true},
-		"connection reset":        {&url.Error{Op: "Post", URL: "https://127.0.0.1:6443", Err: syscall.ECONNRESET}, false},
-		"server timeout":          {apierrors.NewServerTimeout(gr, "create", 1), false},
-		"timeout":                 {apierrors.NewTimeoutError("took too long", 1), false},
-		"internal error":          {apierrors.NewInternalError(errors.New("etcd")), false},
-		"service unavailable 503": {apierrors.NewServiceUnavailable("restarting"), false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := refused(tc.err); got != tc.want {
-				t.Errorf("refused(%v) = %v, want %v", tc.err, got, tc.want)
-			}
-		})
 	}
 }

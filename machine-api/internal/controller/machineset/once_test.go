@@ -11,6 +11,9 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"machineapi.dev/nodelink/consistency"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
@@ -27,14 +30,17 @@ import (
 // manager does not see (its Machine selector excludes the label).
 const onceLabel = "test.machineapi.dev/reconcile-once"
 
-// The reconcile-once level: the Reconciler reads and writes the API server directly, its clock is
-// fake, and every write it makes is recorded, so a spec asserts what one reconcile did and cost.
+// The reconcile-once level: the Reconciler reads from a cache of its own and writes the API server
+// directly, behind its consistency guard as in the manager (expect.Reconciled waits until the
+// cache shows the earlier reconciles' writes); its clock is fake, and every write it makes is
+// recorded, so a spec asserts what one reconcile did and cost.
 var _ = Describe("Reconciling a MachineSet once at a time", func() {
 	t0 := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	var (
 		ns             string
 		writes         *expect.Writes
-		r              *machineset.Reconciler
+		newReconciler  func() reconcile.Reconciler
+		r              reconcile.Reconciler
 		set            *v1beta1.MachineSet
 		cachedMachines func() []string
 	)
@@ -46,7 +52,13 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 		cached, err := expect.CachedClient(cctx, env.Config, manager.Scheme(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, index.Register)
 		Expect(err).NotTo(HaveOccurred())
 		writes = expect.RecordWrites(cached)
-		r = &machineset.Reconciler{Client: writes, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: testclock.NewFakeClock(t0)}
+		newReconciler = func() reconcile.Reconciler {
+			clock := testclock.NewFakeClock(t0)
+			c := consistency.NewClient(writes, consistency.ClientOptions{Cache: cached, APIReader: k8s})
+			return consistency.New(consistency.Options{Controller: "machineset", Clock: clock}).Reconciler(
+				&machineset.Reconciler{Client: c, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock})
+		}
+		r = newReconciler()
 		set = builder.MachineSet(ns, "once", 2).WithTemplateLabels(map[string]string{onceLabel: ""}).Build()
 		Expect(k8s.Create(ctx, set)).To(Succeed())
 		Eventually(func() error { return cached.Get(ctx, client.ObjectKeyFromObject(set), &v1beta1.MachineSet{}) }).Should(Succeed())
@@ -171,7 +183,7 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 		Expect(k8s.Create(ctx, made)).To(Succeed())
 
 		// A new process: no memory of what the first one wrote.
-		r = &machineset.Reconciler{Client: writes, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: testclock.NewFakeClock(t0)}
+		r = newReconciler()
 		writes.Reset()
 		settled()
 		expect.Reconciled(ctx, r, set)

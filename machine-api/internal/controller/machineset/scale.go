@@ -4,18 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/pending"
 )
 
 const (
@@ -26,27 +23,13 @@ const (
 	maxParallel = 64
 )
 
-// scale creates or deletes Machines until the set has spec.replicas of them. It does nothing while
-// the cache does not yet show the Machines this process created, adopted, deleted or released
-// before (see expectations): acting on a stale count is how controllers overshoot.
+// scale creates or deletes Machines until the set has spec.replicas of them. It counts from a
+// cache that shows every Machine this process created, adopted, deleted or released for the set
+// before (the consistency guard runs the reconcile only then): acting on a stale count is how
+// controllers overshoot.
 func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
-	p := r.expectations.Outstanding(s.set, pending.In(s.byName()))
-	for name := range p.Check {
-		switch created, err := r.wasCreated(ctx, s.set, name); {
-		case err != nil:
-			return reconcile.Result{}, false, err
-		case !created:
-			r.expectations.Forget(s.set, name)
-			delete(p.Appear, name)
-		}
-	}
-	s.toAppear, s.toGo = p.Appear, p.Gone
-	have := int32(len(s.active()) + s.inFlight())
+	have := int32(len(s.active()) + s.created)
 	s.frozen = isFrozen(s.set, have, s.surge())
-	if len(s.toAppear)+len(s.toGo) > 0 {
-		// The events of those Machines bring the set back; the timeout is the fallback.
-		return reconcile.Result{RequeueAfter: p.Deadline.Sub(s.now)}, false, nil
-	}
 	s.acted = true
 	want := replicasOf(s.set)
 	switch {
@@ -89,15 +72,13 @@ func (r *Reconciler) createMachines(ctx context.Context, s *scope, n int) error 
 		for i := range machines {
 			machines[i] = newMachine(s.set)
 			s.bequeath(machines[i])
-			r.expectations.Created(s.set, machines[i].Name)
 		}
+		// A create that failed without saying whether it was stored (a broken connection, an API
+		// server timeout) is awaited by the guard like the others, until the cache lists the
+		// Machine or the API server says it does not exist: the set creates no other Machine for
+		// that gap meanwhile.
 		errs := parallel(size, func(i int) error {
 			if err := r.Client.Create(ctx, machines[i]); err != nil {
-				if refused(err) {
-					r.expectations.Forget(s.set, machines[i].Name)
-				} else {
-					r.expectations.Unsure(s.set, machines[i].Name, unsureCreateCheck)
-				}
 				return fmt.Errorf("creating machine %s: %w", machines[i].Name, err)
 			}
 			return nil
@@ -118,39 +99,6 @@ func (r *Reconciler) createMachines(ctx context.Context, s *scope, n int) error 
 	}
 	r.recordCreated(s, names)
 	return nil
-}
-
-// refused reports whether a create failed with the API server's answer that it stored nothing.
-// Anything else (a broken connection, a timeout, an internal error) leaves the outcome unknown:
-// the Machine may exist, and creating another for the same gap is how a set overshoots after an
-// API server restart.
-func refused(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	switch code := status.Status().Code; {
-	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
-		return false
-	case code == http.StatusTooManyRequests:
-		return true // refused before it was processed (API priority and fairness)
-	default:
-		return code >= 400 && code < 500
-	}
-}
-
-// wasCreated asks the API server (not the cache) whether the Machine an unsure create named
-// exists.
-func (r *Reconciler) wasCreated(ctx context.Context, set *v1beta1.MachineSet, name string) (bool, error) {
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: set.Namespace, Name: name}, &v1beta1.Machine{})
-	switch {
-	case err == nil:
-		return true, nil
-	case apierrors.IsNotFound(err):
-		return false, nil
-	default:
-		return false, fmt.Errorf("checking whether machine %s was created: %w", name, err)
-	}
 }
 
 func (r *Reconciler) recordCreated(s *scope, names []string) {
@@ -180,14 +128,10 @@ func newMachine(set *v1beta1.MachineSet) *v1beta1.Machine {
 // deleteMachines deletes victims; the machine controller drains each and removes its instance.
 // The event (reason, and a message with the count) lists the Machines whose deletion was requested.
 func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1beta1.Machine, reason, message string) error {
-	for _, m := range victims {
-		r.expectations.Deleted(s.set, m.Name, m.UID)
-	}
 	errs := parallel(len(victims), func(i int) error {
 		m := victims[i]
 		err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
-			r.expectations.Forget(s.set, m.Name)
 			return fmt.Errorf("deleting machine %s: %w", m.Name, err)
 		}
 		return nil

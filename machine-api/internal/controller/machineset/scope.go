@@ -23,10 +23,6 @@ type scope struct {
 	// lineages are the Machines a health check asked the set to replace (see lineage.go).
 	lineages *lineages
 
-	// Writes of earlier reconciles the cache does not show yet.
-	toAppear map[string]bool // created or adopted
-	toGo     map[string]bool // deleted or released
-
 	// What this reconcile did.
 	acted            bool     // the scale step ran: status.observedGeneration may advance
 	frozen           bool     // more Machines than replicas + surge: creating is stopped
@@ -57,8 +53,7 @@ func (s *scope) surge() int32 {
 }
 
 // active returns the Machines that count toward replicas: not deleting, not to be replaced (a
-// health check asked the set to, see lineage.go), and not deleted or released by this process
-// without the cache showing it yet.
+// health check asked the set to, see lineage.go), and not deleted by this reconcile.
 func (s *scope) active() []*v1beta1.Machine {
 	gone := make(map[string]bool, len(s.deleted))
 	for _, n := range s.deleted {
@@ -66,36 +61,22 @@ func (s *scope) active() []*v1beta1.Machine {
 	}
 	out := make([]*v1beta1.Machine, 0, len(s.machines))
 	for _, m := range s.machines {
-		if m.DeletionTimestamp.IsZero() && !gone[m.Name] && !s.toGo[m.Name] && lineage.Requested(m) == nil {
+		if m.DeletionTimestamp.IsZero() && !gone[m.Name] && lineage.Requested(m) == nil {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// inFlight is the number of Machines created (here or earlier) that the cache does not list yet.
-func (s *scope) inFlight() int {
-	return len(s.toAppear) + s.created
-}
-
 // deleting returns the names of the set's Machines that are being deleted.
 func (s *scope) deleting() []string {
 	var out []string
 	for _, m := range s.machines {
-		if !m.DeletionTimestamp.IsZero() || s.toGo[m.Name] {
+		if !m.DeletionTimestamp.IsZero() {
 			out = append(out, m.Name)
 		}
 	}
 	return append(out, s.deleted...)
-}
-
-// byName indexes the set's Machines by name.
-func (s *scope) byName() map[string]*v1beta1.Machine {
-	out := make(map[string]*v1beta1.Machine, len(s.machines))
-	for _, m := range s.machines {
-		out[m.Name] = m
-	}
-	return out
 }
 
 func replicasOf(set *v1beta1.MachineSet) int32 {

@@ -23,7 +23,7 @@ func computeStatus(s *scope, c counts) v1beta1.MachineSetStatus {
 	st := *set.Status.DeepCopy()
 	active := s.active()
 
-	st.Replicas = int32(len(active) + s.inFlight())
+	st.Replicas = int32(len(active) + s.created)
 	st.FullyLabeledReplicas = c.fullyLabeled
 	st.ReadyReplicas = c.ready
 	st.AvailableReplicas = c.available
@@ -119,9 +119,9 @@ func scalingUp(s *scope, have int32) metav1.Condition {
 	case have < want:
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonScalingUp
 		c.Message = fmt.Sprintf("%d of %d Machines exist; creating %d", have, want, want-have)
-	case len(s.toAppear) > 0 || s.created > 0:
+	case s.created > 0:
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonScalingUp
-		c.Message = fmt.Sprintf("waiting to observe %d created Machines", s.inFlight())
+		c.Message = fmt.Sprintf("waiting to observe %d created Machines", s.created)
 	default:
 		c.Reason, c.Message = ReasonNotScalingUp, fmt.Sprintf("%d of %d Machines exist", have, want)
 	}

@@ -134,8 +134,8 @@ func TestComputeStatus(t *testing.T) {
 				expectCondition(t, st, v1beta1.ReadyCondition, metav1.ConditionTrue, ReasonMachinesReady)
 			},
 		},
-		"keeps observedGeneration while it waits for its cache": {
-			scope: &scope{set: testSet(2), selector: sel, now: t0, toAppear: map[string]bool{"x": true}},
+		"keeps observedGeneration when it did not get to scale": {
+			scope: &scope{set: testSet(2), selector: sel, now: t0, machines: []*v1beta1.Machine{machine("a", 0)}},
 			check: func(t *testing.T, st v1beta1.MachineSetStatus) {
 				expectInt(t, "observedGeneration", int32(st.ObservedGeneration), 0)
 				expectInt(t, "replicas", st.Replicas, 1)

@@ -7,6 +7,7 @@ package expect
 
 import (
 	"context"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -14,12 +15,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Reconciled calls r.Reconcile once for obj, expects it to succeed, and returns its result.
+// Reconciled calls r.Reconcile once for obj, expects it to succeed, and returns its result. A
+// reconciler behind a consistency guard (consistency.Reconciler, over a cache) is first waited
+// for (Eventually) until its cache shows the earlier reconciles' writes, as the controller's
+// queue would wait, so the call runs the controller rather than being deferred.
 func Reconciled(ctx context.Context, r reconcile.Reconciler, obj client.Object) reconcile.Result {
 	ginkgo.GinkgoHelper()
-	res, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
-	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "reconciling %s", client.ObjectKeyFromObject(obj))
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
+	if g, ok := r.(guarded); ok {
+		gomega.Eventually(func() (time.Duration, error) { return g.Wait(ctx, req) }).Should(gomega.BeZero(),
+			"the cache shows the writes of the earlier reconciles of %s", req.NamespacedName)
+	}
+	res, err := r.Reconcile(ctx, req)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "reconciling %s", req.NamespacedName)
 	return res
+}
+
+// guarded is a reconciler behind a consistency guard (consistency.Reconciler).
+type guarded interface {
+	Wait(ctx context.Context, req reconcile.Request) (time.Duration, error)
 }
 
 // Fetched reads obj again from c, in place, and returns it.
