@@ -19,7 +19,7 @@ import (
 	"machineapi.dev/nodelink/consistency"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/reconcile/statemetrics"
+	"machineapi.dev/machine-api/statemetrics"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
 	"machineapi.dev/cluster-api/internal/controller/cluster"

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"machineapi.dev/machine-api/reconcile/statemetrics/statemetricstest"
+	"machineapi.dev/machine-api/statemetrics/statemetricstest"
 
 	"machineapi.dev/cluster-api/internal/test/envtest"
 	"machineapi.dev/cluster-api/manager"

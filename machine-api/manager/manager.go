@@ -32,7 +32,7 @@ import (
 	"machineapi.dev/machine-api/internal/index"
 	"machineapi.dev/machine-api/machinelink"
 	"machineapi.dev/machine-api/provider"
-	"machineapi.dev/machine-api/reconcile/statemetrics"
+	"machineapi.dev/machine-api/statemetrics"
 )
 
 // ManagerSetup is implemented by providers that need the manager: to watch objects, run

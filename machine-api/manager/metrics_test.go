@@ -8,7 +8,7 @@ import (
 
 	"machineapi.dev/machine-api/internal/test/envtest"
 	"machineapi.dev/machine-api/internal/test/stack"
-	"machineapi.dev/machine-api/reconcile/statemetrics/statemetricstest"
+	"machineapi.dev/machine-api/statemetrics/statemetricstest"
 )
 
 // TestMetricsAreDocumentedAndBounded: the machineapi_* metrics machine-manager registers are

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"machineapi.dev/machine-api/reconcile/statemetrics"
+	"machineapi.dev/machine-api/statemetrics"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
 )

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/reconcile/statemetrics"
+	"machineapi.dev/machine-api/statemetrics"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/reconcile/statemetrics"
+	"machineapi.dev/machine-api/statemetrics"
 )
 
 // The health checks' metrics, labelled by the check (namespace, machinehealthcheck): as many

@@ -23,7 +23,7 @@ import (
 	"machineapi.dev/machine-api/internal/controller/machinehealthcheck"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/expect"
-	"machineapi.dev/machine-api/reconcile/statemetrics"
+	"machineapi.dev/machine-api/statemetrics"
 )
 
 // The reconcile-once level: no manager runs; the Reconciler reads the API server directly and
