@@ -30,6 +30,7 @@ import (
 	"machineapi.dev/machine-api/internal/controller/machinehealthcheck"
 	"machineapi.dev/machine-api/internal/controller/machineset"
 	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/internal/orphans"
 	"machineapi.dev/machine-api/machinelink"
 	"machineapi.dev/machine-api/provider"
 	"machineapi.dev/machine-api/statemetrics"
@@ -88,12 +89,33 @@ func New(ctx context.Context, cfg *rest.Config, p provider.Provider, o Options) 
 	if err := setupControllers(ctx, mgr, cfg, p, o, selector); err != nil {
 		return nil, err
 	}
+	if err := setupOrphans(mgr, p, o); err != nil {
+		return nil, err
+	}
 	if s, ok := p.(ManagerSetup); ok {
 		if err := s.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the provider: %w", err)
 		}
 	}
 	return mgr, nil
+}
+
+// setupOrphans adds the orphan collector when the provider can list its instances, and says once
+// that orphan collection is off when it cannot.
+func setupOrphans(mgr ctrl.Manager, p provider.Provider, o Options) error {
+	if err := o.Orphans.Validate(); err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("orphans")
+	l, ok := p.(provider.Lister)
+	if !ok {
+		log.Info("orphan collection is off: the provider does not implement provider.Lister, so instances whose Machine is gone are neither found nor deleted")
+		return nil
+	}
+	return mgr.Add(&orphans.Collector{
+		Lister: l, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("orphan-collector"),
+		Clock: o.Clock, Log: log, Options: o.Orphans, Namespace: o.Namespace,
+	})
 }
 
 // cacheOptions scopes the cache: one namespace if asked, only selected Machines, and no managed

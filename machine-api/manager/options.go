@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"machineapi.dev/machine-api/internal/orphans"
 	"machineapi.dev/machine-api/manager/process"
 )
 
@@ -34,9 +35,16 @@ type Options struct {
 	DrainGracePeriodSeconds int64
 	// DrainDeleteEmptyDirData lets a drain evict pods using emptyDir volumes.
 	DrainDeleteEmptyDirData bool
+	// Orphans configure the orphan collector, which runs when the provider implements
+	// provider.Lister.
+	Orphans OrphanOptions
 	// Clock is the time source of every controller (tests pass a fake clock).
 	Clock clock.WithTicker
 }
+
+// OrphanOptions configure the orphan collector: see package orphans (policy delete or report,
+// interval, grace period, the bounds of one pass).
+type OrphanOptions = orphans.Options
 
 // DefaultOptions returns the options the flags default to.
 func DefaultOptions() Options {
@@ -50,6 +58,7 @@ func DefaultOptions() Options {
 		SetConcurrency:          10,
 		DrainGracePeriodSeconds: -1,
 		DrainDeleteEmptyDirData: true,
+		Orphans:                 orphans.DefaultOptions(),
 	}
 }
 
@@ -62,5 +71,10 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.MachineConcurrency, "machine-concurrency", o.MachineConcurrency, "Machines reconciled (and linked) in parallel")
 	fs.IntVar(&o.SetConcurrency, "set-concurrency", o.SetConcurrency, "MachineSets, MachineDeployments and MachineHealthChecks reconciled in parallel")
 	fs.Int64Var(&o.DrainGracePeriodSeconds, "drain-grace-period-seconds", o.DrainGracePeriodSeconds, "termination grace period for evicted pods (-1: each pod's own)")
+	fs.StringVar(&o.Orphans.Policy, "orphan-policy", o.Orphans.Policy, "what to do with an instance whose Machine is gone: delete (once it has been an orphan, and existed, for --orphan-grace-period) or report")
+	fs.DurationVar(&o.Orphans.Grace, "orphan-grace-period", o.Orphans.Grace, "how long an instance must have been without its Machine, and have existed, before it is deleted")
+	fs.DurationVar(&o.Orphans.Interval, "orphan-interval", o.Orphans.Interval, "time between two passes of the orphan collector")
+	fs.IntVar(&o.Orphans.MaxPerPass, "orphan-max-per-pass", o.Orphans.MaxPerPass, "most orphan instances one pass deletes")
+	fs.Float64Var(&o.Orphans.MaxFraction, "orphan-max-fraction", o.Orphans.MaxFraction, "most orphan instances one pass deletes, as a fraction of the instances listed (at least one)")
 	fs.BoolVar(&o.DrainDeleteEmptyDirData, "drain-delete-emptydir-data", o.DrainDeleteEmptyDirData, "evict pods that use emptyDir volumes (their data is lost)")
 }

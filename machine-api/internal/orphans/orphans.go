@@ -97,6 +97,9 @@ type Collector struct {
 	Clock     clock.WithTicker
 	Log       logr.Logger
 	Options   Options
+	// Namespace, when set, limits the collector to the instances of Machines of that namespace
+	// (a manager scoped to one namespace reads only its Machines).
+	Namespace string
 
 	mu        sync.Mutex
 	firstSeen map[types.UID]time.Time // orphans, since when this process saw them so
@@ -122,6 +125,9 @@ func (c *Collector) Start(ctx context.Context) error {
 // Pass runs one pass and returns what it did.
 func (c *Collector) Pass(ctx context.Context) Outcome {
 	insts, err := c.Lister.List(ctx)
+	if c.Namespace != "" {
+		insts = slices.DeleteFunc(insts, func(i provider.Instance) bool { return i.MachineNamespace != c.Namespace })
+	}
 	if err != nil {
 		passes.WithLabelValues("list_failed").Inc()
 		c.Log.Info("orphan collection: the provider could not list its instances; nothing is collected this pass", "error", err.Error())
@@ -186,7 +192,11 @@ func (c *Collector) machineUIDs(ctx context.Context) (map[types.UID]bool, error)
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("MachineList"))
 	for {
-		if err := c.APIReader.List(ctx, list, client.Limit(500), client.Continue(list.Continue)); err != nil {
+		opts := []client.ListOption{client.Limit(500), client.Continue(list.Continue)}
+		if c.Namespace != "" {
+			opts = append(opts, client.InNamespace(c.Namespace))
+		}
+		if err := c.APIReader.List(ctx, list, opts...); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {
