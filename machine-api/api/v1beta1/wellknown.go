@@ -57,6 +57,11 @@ const (
 	// It equals nodelink.DefaultInitializationTaintKey.
 	NodeUninitializedTaintKey = "node.machineapi.dev/uninitialized"
 
+	// OutdatedRevisionTaintKey is the taint (PreferNoSchedule) the Nodes of a MachineDeployment's
+	// old MachineSets get while it rolls out a new template, so that pods rescheduled meanwhile
+	// prefer the new Nodes; it goes again when a set becomes the current one (a rollout undone).
+	OutdatedRevisionTaintKey = "node.machineapi.dev/outdated-revision"
+
 	// RemediateMachineAnnotation on a Machine asks its MachineHealthCheck to remediate it as if
 	// it were unhealthy.
 	RemediateMachineAnnotation = Prefix + "remediate-machine"

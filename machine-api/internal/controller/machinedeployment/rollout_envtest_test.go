@@ -2,10 +2,12 @@ package machinedeployment_test
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -141,6 +143,39 @@ var _ = Describe("A MachineDeployment rollout", func() {
 		Expect(setNames(ns)).To(HaveLen(1), "a metadata change creates no MachineSet")
 		Expect(live(ns)).To(Equal(names), "and replaces no Machine")
 		Expect(sets(ns)[0].Spec.Template.Spec.Metadata.Labels).To(Equal(map[string]string{"example.com/role": "db"}))
+	})
+
+	It("taints the Nodes of the old set while a rollout is in progress, so rescheduled pods prefer new Nodes, and untaints them when it is undone", func() {
+		md := builder.MachineDeployment(ns, "taint", 2).Build()
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		Eventually(status(md)).Should(Equal("2/2/2/2"))
+		outdated := func(g Gomega) []bool {
+			var out []bool
+			for _, m := range machines(ns) {
+				if instanceType(&m) != "small" || !m.DeletionTimestamp.IsZero() {
+					continue
+				}
+				node := nodeOf(&m)
+				g.Expect(node).NotTo(BeNil())
+				onMachine := slices.ContainsFunc(m.Spec.Taints, func(t v1beta1.MachineTaint) bool { return t.Key == v1beta1.OutdatedRevisionTaintKey })
+				onNode := slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+					return t.Key == v1beta1.OutdatedRevisionTaintKey && t.Effect == corev1.TaintEffectPreferNoSchedule
+				})
+				g.Expect(onNode).To(Equal(onMachine), "Machine %s and its Node agree", m.Name)
+				out = append(out, onNode)
+			}
+			return out
+		}
+		Expect(outdated(Default)).To(Equal([]bool{false, false}), "no rollout, no taint")
+
+		By("a rollout that cannot finish (the provider rejects the new template): the old Nodes are tainted")
+		setInstanceType(md, "unknown-type")
+		Eventually(outdated).Should(Equal([]bool{true, true}))
+
+		By("undone: the old set is current again, and its Nodes lose the taint")
+		setInstanceType(md, "small")
+		Eventually(outdated).Should(Equal([]bool{false, false}))
+		Eventually(status(md)).Should(Equal("2/2/2/2"))
 	})
 
 	It("gives up on a stuck rollout after progressDeadlineSeconds", func() {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,7 +101,7 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 			Template: *md.Spec.Template.DeepCopy(),
 		},
 	}
-	applyDeploymentSpec(md, set)
+	applyDeploymentSpec(md, set, false)
 	withAutoscalerKeys(md, set)
 	err := r.Client.Create(ctx, set)
 	switch {
@@ -136,8 +137,10 @@ func setSelector(md *v1beta1.MachineDeployment, name string) v1beta1.LabelSelect
 // applyDeploymentSpec sets what a MachineSet takes from its deployment and may change in place:
 // template metadata (plus the set-name and deployment-name labels), the template's in-place fields
 // (uptodate.CopyInPlace: node metadata, taints, deletion settings, lifecycle hooks), deletePolicy
-// and minReadySeconds. It reports whether anything changed.
-func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet) bool {
+// and minReadySeconds. An outdated set (an old set of a rollout in progress) also gets the
+// outdated-revision taint (v1beta1.OutdatedRevisionTaintKey, PreferNoSchedule), which its Machines
+// carry to their Nodes. It reports whether anything changed.
+func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet, outdated bool) bool {
 	before := set.Spec.DeepCopy()
 	t := &set.Spec.Template
 	t.Metadata.Labels = maps.Clone(md.Spec.Template.Metadata.Labels)
@@ -148,6 +151,11 @@ func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet)
 	t.Metadata.Labels[v1beta1.DeploymentNameLabel] = md.Name
 	t.Metadata.Annotations = maps.Clone(md.Spec.Template.Metadata.Annotations)
 	uptodate.CopyInPlace(&t.Spec, &md.Spec.Template.Spec)
+	if outdated && !slices.ContainsFunc(t.Spec.Taints, func(tt v1beta1.MachineTaint) bool { return tt.Key == v1beta1.OutdatedRevisionTaintKey }) {
+		t.Spec.Taints = append(t.Spec.Taints, v1beta1.MachineTaint{
+			Key: v1beta1.OutdatedRevisionTaintKey, Effect: corev1.TaintEffectPreferNoSchedule, Propagation: v1beta1.TaintPropagationAlways,
+		})
+	}
 	set.Spec.DeletePolicy = v1beta1.RandomDeletePolicy
 	if ru := md.Spec.Strategy.RollingUpdate; ru != nil && ru.DeletePolicy != "" {
 		set.Spec.DeletePolicy = ru.DeletePolicy
@@ -158,8 +166,9 @@ func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet)
 
 // syncMetadata brings every set's in-place fields (see applyDeploymentSpec) in line with the
 // deployment, so that a change of labels, annotations, node metadata, taints, deletion settings or
-// lifecycle hooks reaches existing Machines without a rollout. Paused deployments keep their sets
-// as they are.
+// lifecycle hooks reaches existing Machines without a rollout, and marks the old sets of a rollout
+// in progress outdated (their Nodes get the outdated-revision taint; the current set never has
+// it, so undoing a rollout removes it). Paused deployments keep their sets as they are.
 func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Result, bool, error) {
 	if s.md.Spec.Paused {
 		return reconcile.Result{}, true, nil
@@ -167,7 +176,7 @@ func (r *Reconciler) syncMetadata(ctx context.Context, s *scope) (reconcile.Resu
 	var updated []string
 	for _, set := range s.sets {
 		changed := set.DeepCopy()
-		if !applyDeploymentSpec(s.md, changed) {
+		if !applyDeploymentSpec(s.md, changed, s.newSet != nil && set != s.newSet) {
 			continue
 		}
 		if err := r.patchSet(ctx, set, changed); err != nil {
