@@ -1,15 +1,12 @@
 package machinedeployment_test
 
 import (
-	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	testclock "k8s.io/utils/clock/testing"
@@ -26,7 +23,7 @@ import (
 
 // The reconcile-once level: the suite's manager is stopped, the Reconciler is built by hand with a
 // fake clock and a client straight to the API server (which answers the controller's field index
-// lookups itself, see indexed), and nothing happens between two Reconcile calls but what the test
+// lookups itself, see expect.Indexed), and nothing happens between two Reconcile calls but what the test
 // does: it plays the MachineSet controller by writing the sets' status.
 var _ = Describe("Reconciling a MachineDeployment once at a time", Ordered, func() {
 	// t0 has whole seconds: the API server keeps times to the second.
@@ -51,7 +48,9 @@ var _ = Describe("Reconciling a MachineDeployment once at a time", Ordered, func
 		ns = newNamespace()
 		clock = testclock.NewFakeClock(t0)
 		recorder = events.NewFakeRecorder(100)
-		writes = expect.RecordWrites(newIndexed(k8s))
+		indexed, err := expect.IndexedClient(ctx, k8s, index.Register)
+		Expect(err).NotTo(HaveOccurred())
+		writes = expect.RecordWrites(indexed)
 		r = &machinedeployment.Reconciler{Client: writes, APIReader: k8s, Recorder: recorder, Clock: clock}
 		DeferCleanup(func() { removeAll(ns) }) // so that the manager, started again, finds nothing of it
 	})
@@ -198,65 +197,6 @@ var _ = Describe("Reconciling a MachineDeployment once at a time", Ordered, func
 		Expect(progressing(md)).To(Equal("True/" + machinedeployment.ReasonNewSetAvailable))
 	})
 })
-
-// indexed is a client straight to the API server that answers a List with client.MatchingFields
-// on one of the module's field indexes (index.Register) the way the manager's cache does: it lists
-// without the field selector and keeps the objects the index function gives that value.
-type indexed struct {
-	client.Client
-	indexes map[string]client.IndexerFunc
-}
-
-func newIndexed(c client.Client) *indexed {
-	GinkgoHelper()
-	x := &indexed{Client: c, indexes: map[string]client.IndexerFunc{}}
-	Expect(index.Register(ctx, x)).To(Succeed())
-	return x
-}
-
-// IndexField records an index: indexed is the field indexer index.Register registers with.
-func (x *indexed) IndexField(_ context.Context, _ client.Object, name string, f client.IndexerFunc) error {
-	x.indexes[name] = f
-	return nil
-}
-
-func (x *indexed) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	o := (&client.ListOptions{}).ApplyOptions(opts)
-	if o.FieldSelector == nil || o.FieldSelector.Empty() {
-		return x.Client.List(ctx, list, opts...)
-	}
-	want := o.FieldSelector.Requirements()
-	o.FieldSelector = fields.Everything()
-	if err := x.Client.List(ctx, list, o); err != nil {
-		return err
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return err
-	}
-	var kept []runtime.Object
-	for _, item := range items {
-		if matches(x.indexes, item.(client.Object), want) {
-			kept = append(kept, item)
-		}
-	}
-	return meta.SetList(list, kept)
-}
-
-func matches(indexes map[string]client.IndexerFunc, obj client.Object, want fields.Requirements) bool {
-	for _, req := range want {
-		f, ok := indexes[req.Field]
-		Expect(ok).To(BeTrue(), "no index %q", req.Field)
-		found := false
-		for _, v := range f(obj) {
-			found = found || v == req.Value
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
 
 // removeAll deletes the deployments and sets of ns at once, finalizers dropped: no controller runs
 // to remove them.

@@ -1,7 +1,6 @@
 package machineset_test
 
 import (
-	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -9,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientevents "k8s.io/client-go/tools/events"
 	testclock "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -22,7 +20,6 @@ import (
 	"machineapi.dev/machine-api/internal/lineage"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/expect"
-	"machineapi.dev/machine-api/manager"
 	"machineapi.dev/machine-api/reconcile/conditions"
 )
 
@@ -37,53 +34,29 @@ const onceLabel = "test.machineapi.dev/reconcile-once"
 var _ = Describe("Reconciling a MachineSet once at a time", func() {
 	t0 := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	var (
-		ns             string
-		writes         *expect.Writes
-		newReconciler  func() reconcile.Reconciler
-		r              reconcile.Reconciler
-		set            *v1beta1.MachineSet
-		cachedMachines func() []string
+		ns            string
+		writes        *expect.Writes
+		newReconciler func() reconcile.Reconciler
+		r             reconcile.Reconciler
+		set           *v1beta1.MachineSet
 	)
 	BeforeEach(func() {
 		ns = newNamespace()
-		cctx, cancel := context.WithCancel(ctx)
-		DeferCleanup(cancel)
-		// The set's controller reads its Machines from a cache, by index, as in the manager.
-		cached, err := expect.CachedClient(cctx, env.Config, manager.Scheme(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, index.Register)
+		// The set's controller looks its Machines up by index, as in the manager; here its reads
+		// go straight to the API server, so each reconcile sees the last one's writes.
+		indexed, err := expect.IndexedClient(ctx, k8s, index.Register)
 		Expect(err).NotTo(HaveOccurred())
-		writes = expect.RecordWrites(cached)
+		writes = expect.RecordWrites(indexed)
 		newReconciler = func() reconcile.Reconciler {
 			clock := testclock.NewFakeClock(t0)
-			c := consistency.NewClient(writes, consistency.ClientOptions{Cache: cached, APIReader: k8s})
+			c := consistency.NewClient(writes, consistency.ClientOptions{Cache: indexed, APIReader: k8s})
 			return consistency.New(consistency.Options{Controller: "machineset", Clock: clock}).Reconciler(
 				&machineset.Reconciler{Client: c, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock})
 		}
 		r = newReconciler()
 		set = builder.MachineSet(ns, "once", 2).WithTemplateLabels(map[string]string{onceLabel: ""}).Build()
 		Expect(k8s.Create(ctx, set)).To(Succeed())
-		Eventually(func() error { return cached.Get(ctx, client.ObjectKeyFromObject(set), &v1beta1.MachineSet{}) }).Should(Succeed())
-		cachedMachines = func() []string {
-			list := &v1beta1.MachineList{}
-			Expect(cached.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-			var out []string
-			for _, m := range list.Items {
-				out = append(out, m.Name+"/"+m.ResourceVersion)
-			}
-			return out
-		}
 	})
-	// settled waits until the cache shows the Machines as the API server has them: the events of
-	// the last reconcile's writes have arrived.
-	settled := func() {
-		GinkgoHelper()
-		Eventually(cachedMachines).Should(ConsistOf(func() []string {
-			var out []string
-			for _, m := range machinesOf(set) {
-				out = append(out, m.Name+"/"+m.ResourceVersion)
-			}
-			return out
-		}()))
-	}
 	live := func() []v1beta1.Machine {
 		GinkgoHelper()
 		var out []v1beta1.Machine
@@ -112,7 +85,6 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 			Expect(m.Finalizers).To(ContainElement(v1beta1.MachineFinalizer), "created with the machine controller's finalizer: no second write for it")
 		}
 
-		settled()
 		writes.Reset()
 		expect.Reconciled(ctx, r, set) // counts the Machines it now sees in its status
 		for _, m := range machinesOf(set) {
@@ -143,7 +115,6 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 			conditions.ApplyConfiguration(verdict))), client.FieldOwner("test-health-check"))).To(Succeed())
 
 		writes.Reset()
-		settled()
 		expect.Reconciled(ctx, r, set)
 		Expect(writes.To(victim.Name)).To(Equal([]expect.Write{{Verb: "delete", Name: victim.Name}}),
 			"the set's whole cost on the remediated Machine: one delete")
@@ -163,7 +134,6 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 
 		By("reconciled again, nothing more is created or deleted")
 		writes.Reset()
-		settled()
 		expect.Reconciled(ctx, r, set)
 		Expect(live()).To(HaveLen(2))
 		Expect(creates()).To(Equal(0))
@@ -185,7 +155,6 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 		// A new process: no memory of what the first one wrote.
 		r = newReconciler()
 		writes.Reset()
-		settled()
 		expect.Reconciled(ctx, r, set)
 		Expect(writes.To(victim.Name)).To(Equal([]expect.Write{{Verb: "delete", Name: victim.Name}}))
 		Expect(creates()).To(Equal(0), "no second replacement")
