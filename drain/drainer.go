@@ -50,12 +50,9 @@ func New(client kubernetes.Interface, opts Options) (*Drainer, error) {
 // for a step that could not look at the node at all or a rule it cannot use, and wraps
 // ErrNodeNotFound when the Node does not exist.
 func (d *Drainer) Drain(ctx context.Context, nodeName string, step Step) (*Result, error) {
-	if err := validateRules(step.Rules); err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, d.opts.StepTimeout)
 	defer cancel()
-	node, err := d.getNode(ctx, nodeName)
+	node, err := d.begin(ctx, nodeName, step)
 	if err != nil {
 		return nil, err
 	}
@@ -89,12 +86,9 @@ func (d *Drainer) Drain(ctx context.Context, nodeName string, step Step) (*Resul
 // unless the cluster changed in between (or the Eviction API refuses an eviction the budgets'
 // status allowed).
 func (d *Drainer) Plan(ctx context.Context, nodeName string, step Step) (*Plan, error) {
-	if err := validateRules(step.Rules); err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, d.opts.StepTimeout)
 	defer cancel()
-	node, err := d.getNode(ctx, nodeName)
+	node, err := d.begin(ctx, nodeName, step)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +97,14 @@ func (d *Drainer) Plan(ctx context.Context, nodeName string, step Step) (*Plan, 
 		return nil, err
 	}
 	return decidePods(d.opts, step, obs), nil
+}
+
+// begin is what a step and its plan start with: the step's rules checked, the Node read.
+func (d *Drainer) begin(ctx context.Context, nodeName string, step Step) (*corev1.Node, error) {
+	if err := validateRules(step.Rules); err != nil {
+		return nil, err
+	}
+	return d.getNode(ctx, nodeName)
 }
 
 // Uncordon makes the node schedulable again, for example when a drain is abandoned. It does

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -174,7 +173,7 @@ func (p *Provider) Create(ctx context.Context, m *v1beta1.Machine) error {
 			Namespace:    m.Namespace,
 			Machine:      m.Name,
 			ProviderID:   ProviderIDPrefix + string(m.UID),
-			NodeName:     nodeName(m),
+			NodeName:     provider.NodeName(m),
 			InternalIP:   next.String(),
 			InstanceType: spec.InstanceType,
 			Capacity:     capacity(provider.MachineClassFrom(ctx), spec),
@@ -289,21 +288,6 @@ func describe(m *v1beta1.Machine, inst Instance) {
 	m.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
 }
 
-// nodeName is the Machine's name (cut to fit) plus five characters of its UID, unique across
-// namespaces. A kubelet registers under its hostname, which is also the value of its
-// kubernetes.io/hostname label: at most 63 characters, like a real host's.
-func nodeName(m *v1beta1.Machine) string {
-	const maxHostname, suffix = 63, 6 // "-" and five characters of the UID
-	name := m.Name
-	if len(name) > maxHostname-suffix {
-		name = name[:maxHostname-suffix]
-	}
-	uid := strings.ReplaceAll(string(m.UID), "-", "")
-	if len(uid) > 5 {
-		uid = uid[:5]
-	}
-	return strings.TrimRight(name, "-.") + "-" + uid
-}
 
 var _ provider.Lister = (*Provider)(nil)
 

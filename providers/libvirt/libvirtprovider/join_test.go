@@ -30,6 +30,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"machineapi.dev/machine-api/bootstrap"
+
+	"machineapi.dev/machine-api/provider"
 )
 
 // joinTimeout bounds boot to Node Ready: ~1.5-2.5 min under TCG on an idle 2-core host, more
@@ -78,7 +80,7 @@ func TestNodeJoins(t *testing.T) {
 	var registered time.Duration
 	node := &corev1.Node{}
 	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, joinTimeout, true, func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKey{Name: nodeName(m)}, node); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Name: provider.NodeName(m)}, node); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
 		if registered == 0 {
@@ -94,7 +96,7 @@ func TestNodeJoins(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("Node %s not Ready %s after Create (registered: %v): %v; the guest's console is in /var/log/libvirt/qemu/%s-console.log",
-			nodeName(m), joinTimeout, registered != 0, err, domainName(m))
+			provider.NodeName(m), joinTimeout, registered != 0, err, domainName(m))
 	}
 	t.Logf("Node %s Ready %s after Create", node.Name, time.Since(start).Round(time.Second))
 	if node.Spec.ProviderID != m.Spec.ProviderID {

@@ -105,7 +105,7 @@ func TestLibvirt(t *testing.T) {
 			t.Errorf("providerStatus %+v", st)
 		}
 		ip := fmt.Sprintf("10.0.%d.15", st.UserNetworkIndex)
-		if m.Spec.ProviderID != "libvirt:///"+string(m.UID) || m.Status.Addresses[0].Address != ip || m.Status.Addresses[1].Address != nodeName(m) {
+		if m.Spec.ProviderID != "libvirt:///"+string(m.UID) || m.Status.Addresses[0].Address != ip || m.Status.Addresses[1].Address != provider.NodeName(m) {
 			t.Errorf("providerID %s, addresses %v", m.Spec.ProviderID, m.Status.Addresses)
 		}
 		token, found, err := bootstrap.FindToken(ctx, f.k8s, m.UID)

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -212,7 +211,7 @@ func (p *Provider) complete(ctx context.Context, m *v1beta1.Machine, spec api.Pr
 		return err
 	}
 	in := seedInput{
-		Hostname:           nodeName(m),
+		Hostname:           provider.NodeName(m),
 		ProviderID:         ProviderIDPrefix + string(m.UID),
 		CAData:             cl.ca,
 		RegisterWithTaints: registerWithTaints(p.opts.InitializationTaintKey, spec.RegisterWithTaints),
@@ -451,7 +450,7 @@ func (p *Provider) describe(ctx context.Context, m *v1beta1.Machine, conn *libvi
 	if internalIP != "" {
 		m.Status.Addresses = append(m.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: internalIP})
 	}
-	m.Status.Addresses = append(m.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: nodeName(m)})
+	m.Status.Addresses = append(m.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: provider.NodeName(m)})
 	raw, err := json.Marshal(status)
 	if err != nil {
 		return err
@@ -501,19 +500,4 @@ func onHost(uri string, err error) error {
 }
 
 // domainName is the domain's name on the host: the Machine's namespace and its Node's name.
-func domainName(m *v1beta1.Machine) string { return m.Namespace + "." + nodeName(m) }
-
-// nodeName is the Node's name (the guest's hostname): the Machine's name, cut to fit, and five
-// characters of its UID, unique across namespaces and at most 63 characters, like a host's name.
-func nodeName(m *v1beta1.Machine) string {
-	const maxHostname, suffix = 63, 6 // "-" and five characters of the UID
-	name := m.Name
-	if len(name) > maxHostname-suffix {
-		name = name[:maxHostname-suffix]
-	}
-	uid := strings.ReplaceAll(string(m.UID), "-", "")
-	if len(uid) > 5 {
-		uid = uid[:5]
-	}
-	return strings.TrimRight(name, "-.") + "-" + uid
-}
+func domainName(m *v1beta1.Machine) string { return m.Namespace + "." + provider.NodeName(m) }

@@ -68,14 +68,14 @@ func TestLocateSpecPrefersWhereTheInstanceWasMade(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	m := machineWith("")
-	if got := nodeName(m); got != "worker-1-3f2a9" {
+	if got := provider.NodeName(m); got != "worker-1-3f2a9" {
 		t.Errorf("nodeName = %q", got)
 	}
 	if got := domainName(m); got != "default.worker-1-3f2a9" {
 		t.Errorf("domainName = %q", got)
 	}
 	m.Name = strings.Repeat("a", 56) + ".-b"
-	if got := nodeName(m); len(got) > 63 || got != strings.Repeat("a", 56)+"-3f2a9" {
+	if got := provider.NodeName(m); len(got) > 63 || got != strings.Repeat("a", 56)+"-3f2a9" {
 		t.Errorf("long nodeName = %q (%d)", got, len(got))
 	}
 	u, err := domainUUID(m.UID)
