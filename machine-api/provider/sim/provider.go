@@ -288,7 +288,6 @@ func describe(m *v1beta1.Machine, inst Instance) {
 	m.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
 }
 
-
 var _ provider.Lister = (*Provider)(nil)
 
 // List implements provider.Lister: every instance of the store (a manager's sim keeps only its
