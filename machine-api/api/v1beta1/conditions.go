@@ -53,6 +53,10 @@ const (
 	// (reason ProgressDeadlineExceeded).
 	ProgressingCondition = "Progressing"
 
+	// MachinesProvisionedCondition on a MachineSet, present while spec.machineLaunch is set: False,
+	// naming the oldest, while a Machine is past its launch timeout without reaching Running.
+	MachinesProvisionedCondition = "MachinesProvisioned"
+
 	// RemediationAllowedCondition on a MachineHealthCheck: the number of failing targets
 	// (unhealthy, suspect and being remediated) is within maxUnhealthy / unhealthyRange.
 	RemediationAllowedCondition = "RemediationAllowed"

@@ -101,6 +101,11 @@ type MachineDeploymentSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 
+	// machineLaunch bounds how long a Machine may take to start (see MachineSet); the deployment's
+	// MachineSets get it, in place, without a rollout.
+	// +optional
+	MachineLaunch *MachineLaunch `json:"machineLaunch,omitempty"`
+
 	// revisionHistoryLimit is how many old, empty MachineSets to keep for rollback.
 	// +optional
 	// +kubebuilder:default=1

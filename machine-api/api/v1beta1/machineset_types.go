@@ -43,9 +43,35 @@ type MachineSetSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
 
+	// machineLaunch bounds how long a Machine may take to start; unset, a Machine may take as long
+	// as it takes.
+	// +optional
+	MachineLaunch *MachineLaunch `json:"machineLaunch,omitempty"`
+
 	// template describes the Machines the set creates.
 	// +required
 	Template MachineTemplateSpec `json:"template"`
+}
+
+// MachineLaunch bounds how long a Machine may take from its creation to Running (its Node linked).
+type MachineLaunch struct {
+	// timeoutSeconds is how long a Machine may take to reach Running. A Machine of the set that has
+	// not reached Running by then (its instance never came, or never became a Node) is replaced
+	// without a MachineHealthCheck: the set creates a Machine in its place, which continues the
+	// slot's lineage (the count health-check remediation keeps too), then deletes the stuck one.
+	// The MachinesProvisioned condition names the oldest stuck Machine and why it is stuck.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+
+	// maxRetries is how many replacements one slot gets: once its lineage has been replaced this
+	// many times, a Machine stuck in turn is kept for inspection, not replaced, and
+	// MachinesProvisioned says so with reason LaunchRetriesExhausted. With maxRetries 3, a template
+	// that never boots makes four Machines in all for a slot. 0: stuck Machines are only reported.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=0
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
 }
 
 // MachineSetStatus is the observed state of a MachineSet.
@@ -81,7 +107,8 @@ type MachineSetStatus struct {
 	Selector string `json:"selector,omitempty"`
 
 	// conditions are the observed conditions: ScalingUp, ScalingDown, Frozen, Ready (reason MachinesReady when every wanted
-	// Machine is ready) and AutoscalerBounds (while the autoscaler size annotations are set).
+	// Machine is ready), AutoscalerBounds (while the autoscaler size annotations are set) and
+	// MachinesProvisioned (while spec.machineLaunch is set).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

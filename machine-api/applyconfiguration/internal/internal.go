@@ -240,6 +240,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.machineapi.machine-api.api.v1beta1.MachineDeploymentSpec
   map:
     fields:
+    - name: machineLaunch
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.MachineLaunch
     - name: minReadySeconds
       type:
         scalar: numeric
@@ -474,6 +477,16 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+- name: dev.machineapi.machine-api.api.v1beta1.MachineLaunch
+  map:
+    fields:
+    - name: maxRetries
+      type:
+        scalar: numeric
+      default: 3
+    - name: timeoutSeconds
+      type:
+        scalar: numeric
 - name: dev.machineapi.machine-api.api.v1beta1.MachinePhase
   scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.MachineRollingUpdateDeployment
@@ -515,6 +528,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.DeletePolicy
       default: Random
+    - name: machineLaunch
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.MachineLaunch
     - name: minReadySeconds
       type:
         scalar: numeric

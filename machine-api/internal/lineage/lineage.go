@@ -76,11 +76,13 @@ func Inherit(m, requested *v1beta1.Machine) {
 	m.Annotations[v1beta1.ReplacesAnnotation] = requested.Name
 }
 
-// Sort sorts out the requested Machines among a set's machines: awaiting are those no Machine of
-// the set replaces yet, the longest lineage first (when the set replaces fewer Machines than were
-// requested, the lineages that failed most are the ones kept), then by name; replaced are those
-// not being deleted yet that some Machine of the set already replaces (only their delete is left).
-func Sort(machines []*v1beta1.Machine) (awaiting, replaced []*v1beta1.Machine) {
+// Sort sorts out the Machines to be replaced among a set's machines (those for which toReplace is
+// true: a health check requested it, or the set has its own reason): awaiting are those no Machine
+// of the set replaces yet, the longest lineage first (when the set replaces fewer Machines than
+// were requested, the lineages that failed most are the ones kept), then by name; replaced are
+// those not being deleted yet that some Machine of the set already replaces (only their delete is
+// left).
+func Sort(machines []*v1beta1.Machine, toReplace func(*v1beta1.Machine) bool) (awaiting, replaced []*v1beta1.Machine) {
 	heirs := map[string]bool{}
 	for _, m := range machines {
 		if r := m.Annotations[v1beta1.ReplacesAnnotation]; r != "" {
@@ -89,7 +91,7 @@ func Sort(machines []*v1beta1.Machine) (awaiting, replaced []*v1beta1.Machine) {
 	}
 	for _, m := range machines {
 		switch {
-		case Requested(m) == nil:
+		case !toReplace(m):
 		case !heirs[m.Name]:
 			awaiting = append(awaiting, m)
 		case m.DeletionTimestamp.IsZero():

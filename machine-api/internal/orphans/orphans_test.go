@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clientevents "k8s.io/client-go/tools/events"
 	testclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,6 +79,10 @@ var _ = Describe("The orphan collector", func() {
 		Eventually(listing).Should(ConsistOf("keep", "orphan"))
 
 		By("someone removes the Machine's finalizer by hand and deletes it: its instance stays")
+		// Paused first, so the machine controller does not start deleting the instance between the
+		// delete and the finalizer's removal (a race whose outcome this spec does not test).
+		Expect(k8s.Patch(ctx, orphan, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"`+v1beta1.PausedAnnotation+`":""}}}`)))).To(Succeed())
 		Expect(k8s.Delete(ctx, orphan)).To(Succeed())
 		Eventually(func() error {
 			cur := &v1beta1.Machine{}

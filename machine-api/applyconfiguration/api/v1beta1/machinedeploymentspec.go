@@ -46,6 +46,9 @@ type MachineDeploymentSpecApplyConfiguration struct {
 	Strategy *MachineDeploymentStrategyApplyConfiguration `json:"strategy,omitempty"`
 	// minReadySeconds is how long a Machine's Node must be Ready before the Machine counts as available.
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+	// machineLaunch bounds how long a Machine may take to start (see MachineSet); the deployment's
+	// MachineSets get it, in place, without a rollout.
+	MachineLaunch *MachineLaunchApplyConfiguration `json:"machineLaunch,omitempty"`
 	// revisionHistoryLimit is how many old, empty MachineSets to keep for rollback.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 	// paused stops rollouts (template changes do not reach the Machines) but not scaling.
@@ -104,6 +107,14 @@ func (b *MachineDeploymentSpecApplyConfiguration) WithStrategy(value *MachineDep
 // If called multiple times, the MinReadySeconds field is set to the value of the last call.
 func (b *MachineDeploymentSpecApplyConfiguration) WithMinReadySeconds(value int32) *MachineDeploymentSpecApplyConfiguration {
 	b.MinReadySeconds = &value
+	return b
+}
+
+// WithMachineLaunch sets the MachineLaunch field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MachineLaunch field is set to the value of the last call.
+func (b *MachineDeploymentSpecApplyConfiguration) WithMachineLaunch(value *MachineLaunchApplyConfiguration) *MachineDeploymentSpecApplyConfiguration {
+	b.MachineLaunch = value
 	return b
 }
 

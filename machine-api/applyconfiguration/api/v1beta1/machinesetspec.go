@@ -36,6 +36,9 @@ type MachineSetSpecApplyConfiguration struct {
 	DeletePolicy *apiv1beta1.DeletePolicy `json:"deletePolicy,omitempty"`
 	// minReadySeconds is how long a Machine's Node must be Ready before the Machine counts as available.
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+	// machineLaunch bounds how long a Machine may take to start; unset, a Machine may take as long
+	// as it takes.
+	MachineLaunch *MachineLaunchApplyConfiguration `json:"machineLaunch,omitempty"`
 	// template describes the Machines the set creates.
 	Template *MachineTemplateSpecApplyConfiguration `json:"template,omitempty"`
 }
@@ -75,6 +78,14 @@ func (b *MachineSetSpecApplyConfiguration) WithDeletePolicy(value apiv1beta1.Del
 // If called multiple times, the MinReadySeconds field is set to the value of the last call.
 func (b *MachineSetSpecApplyConfiguration) WithMinReadySeconds(value int32) *MachineSetSpecApplyConfiguration {
 	b.MinReadySeconds = &value
+	return b
+}
+
+// WithMachineLaunch sets the MachineLaunch field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MachineLaunch field is set to the value of the last call.
+func (b *MachineSetSpecApplyConfiguration) WithMachineLaunch(value *MachineLaunchApplyConfiguration) *MachineSetSpecApplyConfiguration {
+	b.MachineLaunch = value
 	return b
 }
 

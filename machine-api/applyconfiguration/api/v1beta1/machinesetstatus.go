@@ -43,7 +43,8 @@ type MachineSetStatusApplyConfiguration struct {
 	// cluster-autoscaler, HorizontalPodAutoscaler).
 	Selector *string `json:"selector,omitempty"`
 	// conditions are the observed conditions: ScalingUp, ScalingDown, Frozen, Ready (reason MachinesReady when every wanted
-	// Machine is ready) and AutoscalerBounds (while the autoscaler size annotations are set).
+	// Machine is ready), AutoscalerBounds (while the autoscaler size annotations are set) and
+	// MachinesProvisioned (while spec.machineLaunch is set).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 

@@ -1,6 +1,7 @@
 package machinedeployment_test
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -13,9 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/controller/machineset"
+	"machineapi.dev/machine-api/internal/lineage"
 	"machineapi.dev/machine-api/internal/test/builder"
+	"machineapi.dev/machine-api/internal/test/expect"
 	"machineapi.dev/machine-api/internal/test/stack"
 	"machineapi.dev/machine-api/internal/uptodate"
+	"machineapi.dev/machine-api/provider/sim"
 )
 
 // upToDate returns "status/reason" of a Machine's UpToDate condition, and its message.
@@ -129,6 +134,39 @@ var _ = Describe("Day-2 changes of a MachineDeployment", func() {
 		By("once its owner removes the hook, the held Machine goes")
 		mergePatch(deleting(), `{"spec":{"lifecycleHooks":{"preDrain":null}}}`)
 		Eventually(func() int { return len(machines(ns)) }).Should(Equal(3))
+	})
+
+	It("replaces a Machine that never boots after machineLaunch.timeoutSeconds, bounded by maxRetries, without a health check, and keeps the last one", func() {
+		md := builder.MachineDeployment(ns, "stuck", 1).WithTemplateAnnotations(map[string]string{sim.NeverBootAnnotation: ""}).Build()
+		md.Spec.MachineLaunch = &v1beta1.MachineLaunch{TimeoutSeconds: 2, MaxRetries: ptr.To[int32](2)}
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		launched := func() string {
+			list := sets(ns)
+			if len(list) != 1 {
+				return fmt.Sprintf("%d MachineSets", len(list))
+			}
+			c := meta.FindStatusCondition(list[0].Status.Conditions, v1beta1.MachinesProvisionedCondition)
+			if c == nil {
+				return "<none>"
+			}
+			return string(c.Status) + "/" + c.Reason
+		}
+		Eventually(launched).Should(Equal("False/" + machineset.ReasonLaunchRetriesExhausted))
+		kept := live(ns)
+		Expect(kept).To(HaveLen(1))
+		m := &v1beta1.Machine{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: kept[0]}, m)).To(Succeed())
+		Expect(lineage.Of(m).Retries).To(Equal(2), "the first Machine and two replacements")
+		Expect(m.Status.NodeRef).To(BeNil())
+		Consistently(func() []string { return live(ns) }, "5s").Should(Equal(kept), "no third replacement")
+		Expect(expect.EventReasons(ctx, k8s, &sets(ns)[0])).To(ContainElement(machineset.EventLaunchTimedOut))
+
+		By("dropping machineLaunch from the deployment reaches its set in place and removes the condition")
+		before := setNames(ns)
+		mergePatch(md, `{"spec":{"machineLaunch":null}}`)
+		Eventually(launched).Should(Equal("<none>"))
+		Expect(setNames(ns)).To(Equal(before), "no rollout")
+		Expect(live(ns)).To(Equal(kept))
 	})
 
 	It("says which Machines are not up to date with a new providerSpec, counts the others, and all are after the rollout", func() {

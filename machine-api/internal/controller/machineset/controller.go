@@ -116,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		// and at thousands of Machines the count is a visible share of the controller's work.
 		c := count(s.active(), s.set, s.now)
 		retErr = errors.Join(retErr, r.writeStatus(ctx, s, c))
-		res, retErr = write.RequeueOnConflict(steps.Soonest(res, untilAvailable(s, c)), retErr)
+		res, retErr = write.RequeueOnConflict(steps.Soonest(res, untilAvailable(s, c), ctrl.Result{RequeueAfter: untilLaunchDue(s)}), retErr)
 	}()
 
 	if res, done, err := r.claimMachines(ctx, s); err != nil || !done {
@@ -176,9 +176,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope, c counts) error 
 	return nil
 }
 
-// emitTransitionEvents records a Warning when the set freezes or leaves its autoscaler bounds.
+// emitTransitionEvents records a Warning when the set freezes, leaves its autoscaler bounds or
+// finds Machines stuck at launch.
 func (r *Reconciler) emitTransitionEvents(before, after *v1beta1.MachineSet) {
-	for _, t := range []string{v1beta1.FrozenCondition, v1beta1.AutoscalerBoundsCondition} {
+	for _, t := range []string{v1beta1.FrozenCondition, v1beta1.AutoscalerBoundsCondition, v1beta1.MachinesProvisionedCondition} {
 		was := meta.FindStatusCondition(before.Status.Conditions, t)
 		now := meta.FindStatusCondition(after.Status.Conditions, t)
 		bad := metav1.ConditionFalse

@@ -51,6 +51,15 @@
 // create and the delete creates no second replacement. A paused set leaves its requested Machines
 // until it is unpaused. The step is remediateMachines, after scale (lineage.go).
 //
+// # Launch timeout
+//
+// With spec.machineLaunch, a Machine not Running (no nodeRef) timeoutSeconds after its creation is
+// treated like a requested one: it stops counting, scale creates its replacement (continuing its
+// lineage), remediateMachines deletes it with a Warning LaunchTimedOut event. A stuck Machine
+// whose lineage was already replaced maxRetries times is kept. Machines whose NodeLinked is
+// Unknown are not judged. Stuck is computed from the Machines and the clock at each reconcile
+// (launch.go); the MachinesProvisioned condition reports it.
+//
 // # Deletion order
 //
 // Highest priority first: Machines already deleting; annotated machine.machineapi.dev/delete-machine;
@@ -82,7 +91,7 @@
 // # Conditions
 //
 // ScalingUp, ScalingDown (True too while Machines drain), Frozen, Ready (every wanted Machine's
-// Ready condition True) and AutoscalerBounds. status.readyReplicas counts Machines whose Ready
+// Ready condition True), AutoscalerBounds and MachinesProvisioned. status.readyReplicas counts Machines whose Ready
 // condition is True; availableReplicas those Ready for minReadySeconds, measured from the
 // condition's lastTransitionTime (package availability); upToDateReplicas those whose UpToDate
 // condition (the machine controller's) is True.
@@ -90,7 +99,8 @@
 // # Requeues
 //
 // Events drive the work (the set, its Machines, orphans its selector matches). Timed requeues: when
-// the next ready Machine becomes available (minReadySeconds), write.ConflictRetry after a guarded
+// the next ready Machine becomes available (minReadySeconds), when the next Machine not Running
+// reaches its launch timeout, write.ConflictRetry after a guarded
 // write (its finalizer) met a conflict, and the consistency guard's: consistency.Recheck while the
 // cache does not show the set's earlier writes, or when an unsure create is due to be checked.
 //

@@ -2,6 +2,8 @@ package machineset
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -40,7 +42,7 @@ type lineages struct {
 // lineagesOf sorts out the requested Machines of the set, once per reconcile.
 func (s *scope) lineagesOf() *lineages {
 	if s.lineages == nil {
-		awaiting, replaced := lineage.Sort(s.machines)
+		awaiting, replaced := lineage.Sort(s.machines, s.toReplace)
 		s.lineages = &lineages{awaiting: awaiting, replaced: replaced}
 	}
 	return s.lineages
@@ -80,7 +82,8 @@ func (s *scope) moreToCreate() bool {
 	return int32(len(s.active())+s.created) < replicasOf(s.set) && !s.frozen && (s.owner == nil || s.owner.holdCreates == "")
 }
 
-// remediateMachines, after the set scaled, deletes every requested Machine whose replacement
+// remediateMachines, after the set scaled, deletes every Machine to be replaced (a health check
+// requested it, or it did not launch in time) whose replacement
 // exists (created now or before), and those the set will not replace: all of them when it created
 // what it needed, none of the waiting ones when a create failed or more Machines are still to come
 // (a later reconcile creates their replacements first). Deleting is the remediation: the machine
@@ -104,7 +107,10 @@ func (r *Reconciler) remediateMachines(ctx context.Context, s *scope) (reconcile
 	if len(replaced)+len(ended) == 0 {
 		return reconcile.Result{}, true, nil
 	}
-	err := r.deleteMachines(ctx, s, append(replaced, ended...), EventRemediated, "deleting %d Machines a health check asked the set to replace")
+	requested, late := splitByCause(append(replaced, ended...))
+	err := errors.Join(
+		r.deleteMachines(ctx, s, requested, EventRemediated, "deleting %d Machines a health check asked the set to replace"),
+		r.deleteLate(ctx, s, late))
 	if names := deletedOf(s, ended); len(names) > 0 {
 		r.Recorder.Eventf(s.set, nil, "Normal", EventLineageEnded, "Delete",
 			"the lineage of %d remediated Machines ends: the set does not replace them: %s", len(names), preview(names))
@@ -126,4 +132,38 @@ func deletedOf(s *scope, machines []*v1beta1.Machine) []string {
 		}
 	}
 	return names
+}
+
+// splitByCause separates the Machines a health check asked the set to replace from those that did
+// not launch in time.
+func splitByCause(machines []*v1beta1.Machine) (requested, late []*v1beta1.Machine) {
+	for _, m := range machines {
+		if lineage.Requested(m) != nil {
+			requested = append(requested, m)
+		} else {
+			late = append(late, m)
+		}
+	}
+	return requested, late
+}
+
+// deleteLate deletes Machines that did not reach Running in time, with a Warning event that says
+// where each stopped.
+func (r *Reconciler) deleteLate(ctx context.Context, s *scope, late []*v1beta1.Machine) error {
+	if len(late) == 0 {
+		return nil
+	}
+	err := r.deleteMachines(ctx, s, late, "", "")
+	deleted := deletedOf(s, late)
+	for _, m := range late {
+		if slices.Contains(deleted, m.Name) {
+			r.Recorder.Eventf(s.set, m, "Warning", EventLaunchTimedOut, "Delete",
+				"Machine %s did not reach Running within %ds of its creation and %s; deleting it, its replacement created",
+				m.Name, s.set.Spec.MachineLaunch.TimeoutSeconds, whyStuck(m))
+		}
+	}
+	if len(deleted) > 0 {
+		log.FromContext(ctx).Info("deleting machines that did not launch in time, their replacements created", "machines", deleted)
+	}
+	return err
 }

@@ -5,9 +5,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientevents "k8s.io/client-go/tools/events"
 	testclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -37,8 +39,10 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 		ns            string
 		writes        *expect.Writes
 		newReconciler func() reconcile.Reconciler
-		r             reconcile.Reconciler
-		set           *v1beta1.MachineSet
+		// newReconcilerAt is newReconciler with a clock the spec steps.
+		newReconcilerAt func(*testclock.FakeClock) reconcile.Reconciler
+		r               reconcile.Reconciler
+		set             *v1beta1.MachineSet
 	)
 	BeforeEach(func() {
 		ns = newNamespace()
@@ -47,8 +51,8 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 		indexed, err := expect.IndexedClient(ctx, k8s, index.Register)
 		Expect(err).NotTo(HaveOccurred())
 		writes = expect.RecordWrites(indexed)
-		newReconciler = func() reconcile.Reconciler {
-			clock := testclock.NewFakeClock(t0)
+		newReconciler = func() reconcile.Reconciler { return newReconcilerAt(testclock.NewFakeClock(t0)) }
+		newReconcilerAt = func(clock *testclock.FakeClock) reconcile.Reconciler {
 			c := consistency.NewClient(writes, consistency.ClientOptions{Cache: indexed, APIReader: k8s})
 			return consistency.New(consistency.Options{Controller: "machineset", Clock: clock}).Reconciler(
 				&machineset.Reconciler{Client: c, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock})
@@ -159,5 +163,58 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 		Expect(writes.To(victim.Name)).To(Equal([]expect.Write{{Verb: "delete", Name: victim.Name}}))
 		Expect(creates()).To(Equal(0), "no second replacement")
 		Expect(live()).To(HaveLen(2))
+	})
+
+	It("replaces a Machine that does not reach Running within machineLaunch.timeoutSeconds, up to maxRetries, then keeps and reports it", func() {
+		launch := builder.MachineSet(ns, "launch", 1).WithTemplateLabels(map[string]string{onceLabel: "", "pool": "launch"}).Build()
+		launch.Spec.MachineLaunch = &v1beta1.MachineLaunch{TimeoutSeconds: 600, MaxRetries: ptr.To[int32](1)}
+		Expect(k8s.Create(ctx, launch)).To(Succeed())
+		// The Machines' creation times are the API server's: the fake clock starts from now.
+		clock := testclock.NewFakeClock(time.Now())
+		r := newReconcilerAt(clock)
+		set = launch
+		launchCondition := func() *metav1.Condition {
+			return meta.FindStatusCondition(getSet(launch).Status.Conditions, v1beta1.MachinesProvisionedCondition)
+		}
+
+		expect.Reconciled(ctx, r, launch)
+		first := live()
+		Expect(first).To(HaveLen(1))
+		res := expect.Reconciled(ctx, r, launch) // the Machine's creation brings the set back
+		Expect(res.RequeueAfter).To(BeNumerically("~", 600*time.Second, 5*time.Second), "back when the Machine's launch is due")
+		Expect(launchCondition()).To(HaveField("Reason", machineset.ReasonMachinesLaunched))
+
+		By("past the timeout, with no Node, the Machine is replaced: the replacement first, carrying the lineage, then one delete")
+		clock.Step(601 * time.Second)
+		writes.Reset()
+		expect.Reconciled(ctx, r, launch)
+		Expect(writes.To(first[0].Name)).To(Equal([]expect.Write{{Verb: "delete", Name: first[0].Name}}))
+		second := live()
+		Expect(second).To(HaveLen(1))
+		Expect(second[0].Name).NotTo(Equal(first[0].Name))
+		Expect(lineage.Of(&second[0])).To(Equal(lineage.Lineage{ID: first[0].Name, Retries: 1, Replaces: first[0].Name}))
+		c := launchCondition()
+		Expect(c).To(HaveField("Reason", machineset.ReasonLaunchTimedOut))
+		Expect(c.Message).To(ContainSubstring(first[0].Name))
+
+		By("the replacement stuck in turn has spent the slot's one retry: it is kept and reported")
+		clock.Step(601 * time.Second)
+		writes.Reset()
+		expect.Reconciled(ctx, r, launch)
+		Expect(writes.To(second[0].Name)).To(BeEmpty(), "kept for inspection")
+		Expect(creates()).To(Equal(0), "no third Machine")
+		c = launchCondition()
+		Expect(c).To(HaveField("Status", metav1.ConditionFalse))
+		Expect(c).To(HaveField("Reason", machineset.ReasonLaunchRetriesExhausted))
+		Expect(c.Message).To(ContainSubstring(second[0].Name))
+
+		By("once its Node is linked the set is content")
+		Expect(k8s.Status().Apply(ctx, acv1beta1.Machine(second[0].Name, ns).WithStatus(acv1beta1.MachineStatus().
+			WithNodeRef(acv1beta1.NodeReference().WithKind("Node").WithName("late-node"))), client.FieldOwner("test-node-linker"))).To(Succeed())
+		Eventually(func() *metav1.Condition {
+			expect.Reconciled(ctx, r, launch)
+			return launchCondition()
+		}).Should(HaveField("Reason", machineset.ReasonMachinesLaunched))
+		Expect(live()).To(HaveLen(1))
 	})
 })

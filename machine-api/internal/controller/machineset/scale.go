@@ -126,7 +126,8 @@ func newMachine(set *v1beta1.MachineSet) *v1beta1.Machine {
 }
 
 // deleteMachines deletes victims; the machine controller drains each and removes its instance.
-// The event (reason, and a message with the count) lists the Machines whose deletion was requested.
+// The event (reason, and a message with the count) lists the Machines whose deletion was requested;
+// an empty reason leaves the events to the caller.
 func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1beta1.Machine, reason, message string) error {
 	errs := parallel(len(victims), func(i int) error {
 		m := victims[i]
@@ -143,7 +144,7 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1
 		}
 	}
 	s.deleted = append(s.deleted, names...)
-	if len(names) > 0 {
+	if len(names) > 0 && reason != "" {
 		r.Recorder.Eventf(s.set, nil, "Normal", reason, "Delete", message+": %s", len(names), preview(names))
 	}
 	if err := errors.Join(errs...); err != nil {

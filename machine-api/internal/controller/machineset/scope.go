@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/lineage"
 )
 
 // scope is what one reconcile learned and did. Steps fill it in; computeStatus turns it into
@@ -20,8 +19,10 @@ type scope struct {
 	machines []*v1beta1.Machine
 	// owner describes the MachineDeployment controlling the set, if any.
 	owner *ownerInfo
-	// lineages are the Machines a health check asked the set to replace (see lineage.go).
+	// lineages are the Machines the set replaces (see lineage.go).
 	lineages *lineages
+	// launches are the Machines that did not reach Running in time (see launch.go).
+	launches *launches
 
 	// What this reconcile did.
 	acted            bool     // the scale step ran: status.observedGeneration may advance
@@ -53,7 +54,8 @@ func (s *scope) surge() int32 {
 }
 
 // active returns the Machines that count toward replicas: not deleting, not to be replaced (a
-// health check asked the set to, see lineage.go), and not deleted by this reconcile.
+// health check asked the set to, see lineage.go, or they did not launch in time, see launch.go),
+// and not deleted by this reconcile.
 func (s *scope) active() []*v1beta1.Machine {
 	gone := make(map[string]bool, len(s.deleted))
 	for _, n := range s.deleted {
@@ -61,7 +63,7 @@ func (s *scope) active() []*v1beta1.Machine {
 	}
 	out := make([]*v1beta1.Machine, 0, len(s.machines))
 	for _, m := range s.machines {
-		if m.DeletionTimestamp.IsZero() && !gone[m.Name] && lineage.Requested(m) == nil {
+		if m.DeletionTimestamp.IsZero() && !gone[m.Name] && !s.toReplace(m) {
 			out = append(out, m)
 		}
 	}

@@ -39,6 +39,11 @@ func computeStatus(s *scope, c counts) v1beta1.MachineSetStatus {
 	conditions.Set(&st.Conditions, scalingDown(s, st.Replicas), s.now)
 	conditions.Set(&st.Conditions, frozenCondition(s, st.Replicas), s.now)
 	conditions.Set(&st.Conditions, readyCondition(s, active, c), s.now)
+	if launched, ok := machinesProvisioned(s); ok {
+		conditions.Set(&st.Conditions, launched, s.now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.MachinesProvisionedCondition)
+	}
 	if bounds, ok := autoscaler.Bounds(set.Annotations, replicasOf(set), set.Generation); ok {
 		conditions.Set(&st.Conditions, bounds, s.now)
 	} else {

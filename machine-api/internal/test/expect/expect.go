@@ -11,6 +11,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -41,4 +42,18 @@ func Fetched[T client.Object](ctx context.Context, c client.Client, obj T) T {
 	ginkgo.GinkgoHelper()
 	gomega.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(gomega.Succeed(), "reading %s", client.ObjectKeyFromObject(obj))
 	return obj
+}
+
+// EventReasons lists the reasons of the events (events.k8s.io) regarding obj, as c reads them.
+func EventReasons(ctx context.Context, c client.Reader, obj client.Object) []string {
+	ginkgo.GinkgoHelper()
+	list := &eventsv1.EventList{}
+	gomega.Expect(c.List(ctx, list, client.InNamespace(obj.GetNamespace()))).To(gomega.Succeed(), "listing the events of %s", obj.GetName())
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.UID == obj.GetUID() {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
 }
