@@ -47,6 +47,10 @@ func Requested(m *v1beta1.Machine) *metav1.Condition {
 	return c
 }
 
+// IsRequested reports whether a health check asked m's owner to remediate it (Requested is not
+// nil): Sort's toReplace for an owner with no reason of its own to replace a Machine.
+func IsRequested(m *v1beta1.Machine) bool { return Requested(m) != nil }
+
 // Inherit gives the new Machine m, in place, the lineage of the requested Machine it replaces:
 // the same lineage (named after requested when it had none), one remediation more (one in all
 // when the health check said requested's lineage starts over), the time the remediation was

@@ -156,7 +156,7 @@ func TestSort(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			awaiting, replaced := Sort(tc.machines, func(m *v1beta1.Machine) bool { return Requested(m) != nil })
+			awaiting, replaced := Sort(tc.machines, IsRequested)
 			if got := names(awaiting); !slices.Equal(got, tc.awaiting) {
 				t.Errorf("awaiting %v, want %v", got, tc.awaiting)
 			}

@@ -212,7 +212,7 @@ func TestNeverBootingSlot(t *testing.T) {
 				}
 				v.owner.LastTransitionTime = metav1.NewTime(clock.Now())
 				current.Status.Conditions = append(current.Status.Conditions, v.health, *v.owner)
-				awaiting, _ := lineage.Sort([]*v1beta1.Machine{current})
+				awaiting, _ := lineage.Sort([]*v1beta1.Machine{current}, lineage.IsRequested)
 				if len(awaiting) != 1 {
 					t.Fatalf("the set sees %d Machines awaiting a replacement, want 1", len(awaiting))
 				}

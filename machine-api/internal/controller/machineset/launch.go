@@ -100,7 +100,7 @@ func linkUnknown(m *v1beta1.Machine) bool {
 // toReplace reports whether the set replaces m: a health check asked it to, or m did not launch
 // in time.
 func (s *scope) toReplace(m *v1beta1.Machine) bool {
-	return lineage.Requested(m) != nil || s.launchesOf().replace[m.Name]
+	return lineage.IsRequested(m) || s.launchesOf().replace[m.Name]
 }
 
 // untilLaunchDue asks to come back when the next Machine that has not reached Running reaches its
