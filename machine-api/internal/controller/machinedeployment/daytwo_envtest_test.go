@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/controller/machineset"
 	"machineapi.dev/machine-api/internal/lineage"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/expect"
@@ -151,7 +150,7 @@ var _ = Describe("Day-2 changes of a MachineDeployment", func() {
 			}
 			return string(c.Status) + "/" + c.Reason
 		}
-		Eventually(launched).Should(Equal("False/" + machineset.ReasonLaunchRetriesExhausted))
+		Eventually(launched).Should(Equal("False/" + "LaunchRetriesExhausted"))
 		kept := live(ns)
 		Expect(kept).To(HaveLen(1))
 		m := &v1beta1.Machine{}
@@ -159,7 +158,7 @@ var _ = Describe("Day-2 changes of a MachineDeployment", func() {
 		Expect(lineage.Of(m).Retries).To(Equal(2), "the first Machine and two replacements")
 		Expect(m.Status.NodeRef).To(BeNil())
 		Consistently(func() []string { return live(ns) }, "5s").Should(Equal(kept), "no third replacement")
-		Expect(expect.EventReasons(ctx, k8s, &sets(ns)[0])).To(ContainElement(machineset.EventLaunchTimedOut))
+		Expect(expect.EventReasons(ctx, k8s, &sets(ns)[0])).To(ContainElement("LaunchTimedOut"))
 
 		By("dropping machineLaunch from the deployment reaches its set in place and removes the condition")
 		before := setNames(ns)
