@@ -38,7 +38,10 @@ type MachineRecord struct {
 	// AtDeletion is the Machine as first seen with a deletionTimestamp.
 	AtDeletion *v1beta1.Machine
 	FirstSeen  time.Time
-	Deleting   time.Time
+	// Running is when the Machine was first seen Running (watch events arrive in the API
+	// server's order, so two records' times order their changes).
+	Running  time.Time
+	Deleting time.Time
 	Gone       time.Time
 	// Remediated: when its deletion was first seen, HealthCheckSucceeded was False/Remediating.
 	Remediated bool
@@ -158,6 +161,9 @@ func (t *Tracker) observeMachine(m *v1beta1.Machine, gone bool) {
 	if prev != nil && meta.IsStatusConditionTrue(prev.Status.Conditions, nodelink.ConditionNodeLinked) &&
 		!meta.IsStatusConditionTrue(m.Status.Conditions, nodelink.ConditionNodeLinked) {
 		r.LinkDrops++
+	}
+	if m.Status.Phase == v1beta1.MachinePhaseRunning && r.Running.IsZero() {
+		r.Running = now
 	}
 	if m.DeletionTimestamp != nil && r.AtDeletion == nil {
 		r.Deleting = now

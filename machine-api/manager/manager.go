@@ -187,6 +187,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	if err := machines.SetupWithManager(mgr, guard("machine")); err != nil {
 		return fmt.Errorf("setting up the machine controller: %w", err)
 	}
+	if n, ok := p.(provider.InterruptionNotifier); ok {
+		n.NotifyInterruptions(machines.InterruptionNoticed)
+	}
 	for _, c := range []prometheus.Collector{
 		machines.Collector(mgr.GetCache(), mgr.Elected()),
 		machineset.Collector(mgr.GetCache(), mgr.Elected()),

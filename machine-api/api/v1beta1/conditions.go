@@ -53,6 +53,11 @@ const (
 	// (reason ProgressDeadlineExceeded).
 	ProgressingCondition = "Progressing"
 
+	// InstanceInterruptionCondition on a Machine: True while the end of its instance is announced
+	// (status.interruption), by the provider or by the interruption-deadline annotation (machine
+	// controller). Its MachineSet replaces such a Machine first, then deletes it.
+	InstanceInterruptionCondition = "InstanceInterruption"
+
 	// MachinesProvisionedCondition on a MachineSet, present while spec.machineLaunch is set: False,
 	// naming the oldest, while a Machine is past its launch timeout without reaching Running.
 	MachinesProvisionedCondition = "MachinesProvisioned"

@@ -353,6 +353,12 @@ type MachineStatus struct {
 	// +optional
 	MachineClass *MachineClassRecord `json:"machineClass,omitempty"`
 
+	// interruption is the announced end of the instance (a spot reclaim, a host's maintenance),
+	// from the provider or from the machine.machineapi.dev/interruption-deadline annotation; the
+	// Machine's MachineSet replaces it before the deadline (the InstanceInterruption condition).
+	// +optional
+	Interruption *MachineInterruption `json:"interruption,omitempty"`
+
 	// conditions are the observed conditions: Ready, InstanceProvisioned, NodeLinked, UpToDate, Drained, Deleting, HealthCheckSucceeded, ...
 	// Each controller writes only its own.
 	// +optional
@@ -368,6 +374,26 @@ type MachineStatus struct {
 	// lastUpdated is when the machine controller last changed this status.
 	// +optional
 	LastUpdated *metav1.Time `json:"lastUpdated,omitempty"`
+}
+
+// MachineInterruption is an announced end of a Machine's instance.
+type MachineInterruption struct {
+	// deadline is when the instance is expected to go away.
+	// +required
+	Deadline metav1.Time `json:"deadline"`
+
+	// reason names the cause in one word: what the provider says (SpotReclaim, Maintenance, ...),
+	// or Manual for the annotation.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+
+	// message says more, as the provider or the annotation gave it.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // Machine is one machine: an instance a provider creates, and the Node that runs on it.

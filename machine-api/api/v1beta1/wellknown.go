@@ -24,6 +24,13 @@ const (
 	// autoscaler too, pause a MachineSet or MachineDeployment with ClusterAPIPausedAnnotation.
 	PausedAnnotation = Prefix + "paused"
 
+	// InterruptionDeadlineAnnotation on a Machine announces, as a cloud announces a spot reclaim,
+	// that its instance goes away at this time (RFC 3339, for example 2026-12-03T18:00:00Z): the
+	// machine controller records it in status.interruption (reason Manual; the annotation's time
+	// wins over the provider's), and the Machine's MachineSet replaces it before then. Removing it
+	// withdraws the notice, unless the provider announced one too.
+	InterruptionDeadlineAnnotation = Prefix + "interruption-deadline"
+
 	// MachineAnnotation on a Node names the Machine linked to it.
 	MachineAnnotation = Prefix + "machine"
 

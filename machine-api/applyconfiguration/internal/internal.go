@@ -477,6 +477,18 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+- name: dev.machineapi.machine-api.api.v1beta1.MachineInterruption
+  map:
+    fields:
+    - name: deadline
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.MachineLaunch
   map:
     fields:
@@ -629,6 +641,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: failureReason
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.MachineFailureReason
+    - name: interruption
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.MachineInterruption
     - name: lastUpdated
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

@@ -80,6 +80,21 @@ func Inherit(m, requested *v1beta1.Machine) {
 	m.Annotations[v1beta1.ReplacesAnnotation] = requested.Name
 }
 
+// Succeed gives the new Machine m, in place, the lineage of the Machine it replaces for a reason
+// that is no failure of that Machine (its instance is to be interrupted): the same lineage and
+// count, unchanged, and the name of the Machine it replaces.
+func Succeed(m, from *v1beta1.Machine) {
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	for _, k := range []string{v1beta1.LineageAnnotation, v1beta1.LineageRetriesAnnotation, v1beta1.LineageRemediatedAtAnnotation} {
+		if v, ok := from.Annotations[k]; ok {
+			m.Annotations[k] = v
+		}
+	}
+	m.Annotations[v1beta1.ReplacesAnnotation] = from.Name
+}
+
 // Sort sorts out the Machines to be replaced among a set's machines (those for which toReplace is
 // true: a health check requested it, or the set has its own reason): awaiting are those no Machine
 // of the set replaces yet, the longest lineage first (when the set replaces fewer Machines than

@@ -28,7 +28,9 @@
 //
 // Fault knobs, as Machine annotations (see knobs.go) or Options: fail creates with an invalid
 // configuration or transient errors, slow creates, a boot delay, a Node that goes NotReady after a
-// while, an instance that vanishes, a fixed InternalIP (to provoke duplicates).
+// while, an instance that vanishes, a fixed InternalIP (to provoke duplicates), a spot reclaim
+// announced ahead (provider.InterruptionNotifier, interruption.go) after which the instance
+// vanishes.
 //
 // The providerSpec is {"instanceType": "small"|"medium"|"large"} (default small); anything else is
 // an invalid configuration.

@@ -24,6 +24,15 @@ const (
 	// VanishAnnotation makes the instance disappear, as if deleted behind the controller's back.
 	VanishAnnotation = knobPrefix + "vanish"
 
+	// ReclaimAtAnnotation makes the simulated cloud reclaim the instance at this time (RFC 3339),
+	// as a spot instance is: the provider announces it (provider.InterruptionNotifier, reason
+	// SpotReclaim) from ReclaimNoticeAnnotation before, and at the time the instance vanishes.
+	ReclaimAtAnnotation = knobPrefix + "reclaim-at"
+
+	// ReclaimNoticeAnnotation is how long before ReclaimAtAnnotation the reclaim is announced (a Go
+	// duration; default 2m, as spot reclaims are).
+	ReclaimNoticeAnnotation = knobPrefix + "reclaim-notice"
+
 	// InternalIPAnnotation gives the instance this InternalIP instead of an allocated one.
 	InternalIPAnnotation = knobPrefix + "internal-ip"
 

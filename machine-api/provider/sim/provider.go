@@ -88,6 +88,9 @@ type Provider struct {
 	leases map[string]time.Time // when this provider last renewed each Node's Lease
 	rng    *rand.Rand
 	wake   chan struct{}
+	// notify and timers: see interruption.go.
+	notify func(namespace, name string)
+	timers map[timerKey]bool
 }
 
 var _ provider.Provider = &Provider{}
@@ -219,12 +222,13 @@ func (p *Provider) Update(_ context.Context, m *v1beta1.Machine) error {
 	return nil
 }
 
-// Exists implements provider.Provider. The vanish knob deletes the instance first.
+// Exists implements provider.Provider. The vanish knob, and a reclaim whose time has come
+// (interruption.go), delete the instance first.
 func (p *Provider) Exists(_ context.Context, m *v1beta1.Machine) (bool, error) {
 	if p.chance(p.opts.CallFailureRate) {
 		return false, errors.New("sim: simulated transient failure while looking up the instance (--sim-call-failure-rate)")
 	}
-	if _, vanish := m.Annotations[VanishAnnotation]; vanish {
+	if _, vanish := m.Annotations[VanishAnnotation]; vanish || p.reclaimed(m) {
 		if _, err := p.store.delete(m.UID); err != nil {
 			return false, err
 		}

@@ -55,6 +55,10 @@ type MachineStatusApplyConfiguration struct {
 	// the machine controller when it creates the instance (for a Machine provisioned before this
 	// field existed: when the controller first sees it).
 	MachineClass *MachineClassRecordApplyConfiguration `json:"machineClass,omitempty"`
+	// interruption is the announced end of the instance (a spot reclaim, a host's maintenance),
+	// from the provider or from the machine.machineapi.dev/interruption-deadline annotation; the
+	// Machine's MachineSet replaces it before the deadline (the InstanceInterruption condition).
+	Interruption *MachineInterruptionApplyConfiguration `json:"interruption,omitempty"`
 	// conditions are the observed conditions: Ready, InstanceProvisioned, NodeLinked, UpToDate, Drained, Deleting, HealthCheckSucceeded, ...
 	// Each controller writes only its own.
 	Conditions []applyconfigurationsmetav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
@@ -149,6 +153,14 @@ func (b *MachineStatusApplyConfiguration) WithDeletion(value *MachineDeletionSta
 // If called multiple times, the MachineClass field is set to the value of the last call.
 func (b *MachineStatusApplyConfiguration) WithMachineClass(value *MachineClassRecordApplyConfiguration) *MachineStatusApplyConfiguration {
 	b.MachineClass = value
+	return b
+}
+
+// WithInterruption sets the Interruption field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Interruption field is set to the value of the last call.
+func (b *MachineStatusApplyConfiguration) WithInterruption(value *MachineInterruptionApplyConfiguration) *MachineStatusApplyConfiguration {
+	b.Interruption = value
 	return b
 }
 

@@ -137,6 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.upToDate,
 		r.provision,
 		r.observeNode,
+		r.observeInterruption,
 	)
 }
 

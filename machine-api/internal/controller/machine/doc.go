@@ -23,6 +23,14 @@
 // deployment's spec.rollout wake the Machines concerned; a Machine that will become due for
 // replacement by spec.rollout is requeued for that moment.
 //
+// # Interruptions
+//
+// A provisioned Machine that is not being deleted is asked whether the end of its instance is
+// announced: by the interruption-deadline annotation, which wins, or by the provider when it
+// implements provider.InterruptionNotifier (whose notify queues the Machine). The answer is
+// status.interruption and the InstanceInterruption condition (interruption.go); the Machine's
+// MachineSet acts on it.
+//
 // # Delete path
 //
 // An ordered pipeline that stops at the first step still waiting; the Deleting condition's reason
@@ -45,8 +53,8 @@
 // server-side apply (field manager machine-controller) of only the fields it owns,
 // so that it never conflicts with, nor overwrites, other controllers' conditions, which the API
 // server merges by type. It owns phase, addresses, providerStatus, versions, provisionedTime,
-// failureReason/Message, deletion, machineClass, observedGeneration, lastUpdated and the
-// conditions Ready, InstanceProvisioned, UpToDate, Drained and Deleting, whose transition times
+// failureReason/Message, deletion, machineClass, interruption, observedGeneration, lastUpdated and
+// the conditions Ready, InstanceProvisioned, UpToDate, Drained, Deleting and InstanceInterruption, whose transition times
 // come from the injected clock. HealthCheckSucceeded belongs to the health check controller.
 //
 // status.nodeRef and NodeLinked are the node linker's decision. For the Machines the linker of

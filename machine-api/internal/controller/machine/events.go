@@ -41,6 +41,11 @@ func (r *Reconciler) emitTransitionEvents(ctx context.Context, before, after *v1
 	if now != nil && (was == nil || was.Reason != now.Reason) {
 		r.Recorder.Eventf(after, nil, "Normal", now.Reason, "Delete", now.Message)
 	}
+	wasCut := meta.FindStatusCondition(before.Status.Conditions, v1beta1.InstanceInterruptionCondition)
+	cut := meta.FindStatusCondition(after.Status.Conditions, v1beta1.InstanceInterruptionCondition)
+	if cut != nil && (cut.Status == "True" || cut.Reason == ReasonInvalidInterruptionDeadline) && (wasCut == nil || wasCut.Status != cut.Status || wasCut.Reason != cut.Reason) {
+		r.Recorder.Eventf(after, nil, "Warning", v1beta1.InstanceInterruptionCondition, "Interrupt", cut.Message)
+	}
 	wasDrained := meta.FindStatusCondition(before.Status.Conditions, v1beta1.DrainedCondition)
 	drained := meta.FindStatusCondition(after.Status.Conditions, v1beta1.DrainedCondition)
 	if drained != nil && drained.Status == "True" && (wasDrained == nil || wasDrained.Status != "True") && drained.Reason != ReasonDrainTimeout {

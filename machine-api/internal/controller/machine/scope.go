@@ -27,6 +27,8 @@ type scope struct {
 	failure           *failure          // a terminal failure found in this reconcile
 	upToDate          *metav1.Condition // the UpToDate condition decided by this reconcile
 
+	interruption *interruptionState // the announced end of the instance (interruption.go)
+
 	// Link (link.go).
 	recordsLink bool           // this controller records the Machine's link for the node linker
 	link        *nodelink.Link // the link to record, decided by this reconcile; nil: keep the recorded one

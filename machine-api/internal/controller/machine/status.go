@@ -68,6 +68,7 @@ func computeStatus(s *scope) v1beta1.MachineStatus {
 	setInstanceProvisioned(&st, s, providerID, failed, m.Generation)
 	setReady(&st, s, failed, m.Generation)
 	setDeletion(&st, s, m.Generation)
+	setInterruption(&st, s, m.Generation)
 
 	if st.Phase != m.Status.Phase {
 		st.LastUpdated = &now
@@ -198,7 +199,7 @@ func setDeletion(st *v1beta1.MachineStatus, s *scope, gen int64) {
 // ownedConditions are the condition types the machine controller writes.
 var ownedConditions = []string{
 	v1beta1.ReadyCondition, v1beta1.InstanceProvisionedCondition, v1beta1.DrainedCondition, v1beta1.DeletingCondition,
-	v1beta1.UpToDateCondition,
+	v1beta1.UpToDateCondition, v1beta1.InstanceInterruptionCondition,
 }
 
 // statusApply returns the server-side apply configuration of the status fields the machine
@@ -230,6 +231,13 @@ func statusApply(m *v1beta1.Machine, st v1beta1.MachineStatus, recordsLink bool)
 	}
 	if st.ProvisionedTime != nil {
 		ac.WithProvisionedTime(*st.ProvisionedTime)
+	}
+	if i := st.Interruption; i != nil {
+		ia := acv1beta1.MachineInterruption().WithDeadline(i.Deadline).WithReason(i.Reason)
+		if i.Message != "" {
+			ia.WithMessage(i.Message)
+		}
+		ac.WithInterruption(ia)
 	}
 	if st.FailureReason != nil {
 		ac.WithFailureReason(*st.FailureReason)

@@ -116,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		// and at thousands of Machines the count is a visible share of the controller's work.
 		c := count(s.active(), s.set, s.now)
 		retErr = errors.Join(retErr, r.writeStatus(ctx, s, c))
-		res, retErr = write.RequeueOnConflict(steps.Soonest(res, untilAvailable(s, c), ctrl.Result{RequeueAfter: untilLaunchDue(s)}), retErr)
+		res, retErr = write.RequeueOnConflict(steps.Soonest(res, untilAvailable(s, c), ctrl.Result{RequeueAfter: untilDue(s)}), retErr)
 	}()
 
 	if res, done, err := r.claimMachines(ctx, s); err != nil || !done {

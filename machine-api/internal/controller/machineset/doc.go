@@ -60,6 +60,14 @@
 // Unknown are not judged. Stuck is computed from the Machines and the clock at each reconcile
 // (launch.go); the MachinesProvisioned condition reports it.
 //
+// # Interruptions
+//
+// A Machine with status.interruption (the machine controller records a provider's notice or the
+// interruption-deadline annotation) is replaced first too, its lineage handed on with its count
+// unchanged (lineage.Succeed); remediateMachines deletes it once its replacement is Running, or
+// interruptionLead (2m) before the deadline, and requeues for that moment meanwhile
+// (interruption.go).
+//
 // # Deletion order
 //
 // Highest priority first: Machines already deleting; annotated machine.machineapi.dev/delete-machine;

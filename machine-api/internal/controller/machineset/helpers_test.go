@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,6 +73,21 @@ func condition(set *v1beta1.MachineSet, t string) func() string {
 // eventReasons lists the reasons of the events about obj, for Eventually.
 func eventReasons(obj client.Object) func() []string {
 	return func() []string { return expect.EventReasons(ctx, k8s, obj) }
+}
+
+// eventNotes lists the notes of the events about obj, for Eventually.
+func eventNotes(obj client.Object) func() []string {
+	return func() []string {
+		list := &eventsv1.EventList{}
+		Expect(k8s.List(ctx, list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
+		var out []string
+		for _, e := range list.Items {
+			if e.Regarding.UID == obj.GetUID() {
+				out = append(out, e.Note)
+			}
+		}
+		return out
+	}
 }
 
 // nodeLabel returns the value of label key on the Node of machine name (or "<no node>").

@@ -12,6 +12,7 @@ import (
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/lineage"
+	"machineapi.dev/machine-api/reconcile/steps"
 )
 
 // A set with spec.machineLaunch replaces the Machines that do not reach Running (their Node
@@ -97,19 +98,28 @@ func linkUnknown(m *v1beta1.Machine) bool {
 	return c != nil && c.Status == metav1.ConditionUnknown
 }
 
-// toReplace reports whether the set replaces m: a health check asked it to, or m did not launch
-// in time.
+// toReplace reports whether the set replaces m: a health check asked it to, m did not launch in
+// time, or its instance is to be interrupted (interruption.go).
 func (s *scope) toReplace(m *v1beta1.Machine) bool {
-	return lineage.IsRequested(m) || s.launchesOf().replace[m.Name]
+	return lineage.IsRequested(m) || s.launchesOf().replace[m.Name] || interrupted(m)
 }
 
-// untilLaunchDue asks to come back when the next Machine that has not reached Running reaches its
-// launch timeout: no event says so.
-func untilLaunchDue(s *scope) time.Duration {
-	if s.finalizerRemoved || s.launches == nil || s.launches.next == 0 {
+// untilDue asks to come back when the next Machine that has not reached Running reaches its
+// launch timeout, or an interrupted Machine must go before its replacement is Running: no event
+// says so.
+func untilDue(s *scope) time.Duration {
+	if s.finalizerRemoved {
 		return 0
 	}
-	return s.launches.next + time.Second/10
+	var next time.Duration
+	if s.launches != nil {
+		next = s.launches.next
+	}
+	next = steps.SoonestAfter(next, s.interruptionWait)
+	if next == 0 {
+		return 0
+	}
+	return next + time.Second/10
 }
 
 // machinesProvisioned is the MachinesProvisioned condition, present while spec.machineLaunch is

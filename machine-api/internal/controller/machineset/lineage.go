@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/lineage"
+	"machineapi.dev/machine-api/reconcile/steps"
 )
 
 // The set remediates the Machines a MachineHealthCheck judged unhealthy (package lineage): a
@@ -57,7 +59,7 @@ func (s *scope) bequeath(m *v1beta1.Machine) {
 	}
 	from := l.awaiting[l.given]
 	l.given++
-	lineage.Inherit(m, from)
+	s.inherit(m, from)
 	if l.heirs == nil {
 		l.heirs = map[string]*v1beta1.Machine{}
 	}
@@ -107,16 +109,82 @@ func (r *Reconciler) remediateMachines(ctx context.Context, s *scope) (reconcile
 	if len(replaced)+len(ended) == 0 {
 		return reconcile.Result{}, true, nil
 	}
-	requested, late := splitByCause(append(replaced, ended...))
+	c := sortByCause(s, replaced, ended)
 	err := errors.Join(
-		r.deleteMachines(ctx, s, requested, EventRemediated, "deleting %d Machines a health check asked the set to replace"),
-		r.deleteLate(ctx, s, late))
+		r.deleteMachines(ctx, s, c.requested, EventRemediated, "deleting %d Machines a health check asked the set to replace"),
+		r.deleteLate(ctx, s, c.late),
+		r.deleteInterrupted(ctx, s, c.interrupted, c.why))
 	if names := deletedOf(s, ended); len(names) > 0 {
 		r.Recorder.Eventf(s.set, nil, "Normal", EventLineageEnded, "Delete",
 			"the lineage of %d remediated Machines ends: the set does not replace them: %s", len(names), preview(names))
 		log.FromContext(ctx).Info("remediated machines deleted without a replacement: the set does not replace them", "machines", names)
 	}
 	return reconcile.Result{}, true, err
+}
+
+// causes are the Machines remediateMachines deletes now, by why the set replaces them.
+type causes struct {
+	requested, late, interrupted []*v1beta1.Machine
+	why                          map[string]string // why each interrupted Machine goes now
+}
+
+// sortByCause sorts the replaced and ended Machines by cause: a health check's request wins, then
+// a launch timeout, then an interruption. An interrupted Machine whose replacement exists goes
+// only once interruptionDue says so; the time until then is left in s.interruptionWait.
+func sortByCause(s *scope, replaced, ended []*v1beta1.Machine) causes {
+	c := causes{why: map[string]string{}}
+	heirs := map[string]*v1beta1.Machine{}
+	for _, m := range s.machines {
+		if from := m.Annotations[v1beta1.ReplacesAnnotation]; from != "" {
+			heirs[from] = m
+		}
+	}
+	isEnded := map[string]bool{}
+	for _, m := range ended {
+		isEnded[m.Name] = true
+	}
+	for _, m := range append(replaced, ended...) {
+		switch {
+		case lineage.IsRequested(m):
+			c.requested = append(c.requested, m)
+		case s.launchesOf().replace[m.Name]:
+			c.late = append(c.late, m)
+		case isEnded[m.Name]:
+			c.interrupted = append(c.interrupted, m)
+			c.why[m.Name] = "the set does not replace it"
+		default:
+			due, why, wait := interruptionDue(m, heirs[m.Name], s.now)
+			if !due {
+				s.interruptionWait = steps.SoonestAfter(s.interruptionWait, wait)
+				continue
+			}
+			c.interrupted = append(c.interrupted, m)
+			c.why[m.Name] = why
+		}
+	}
+	return c
+}
+
+// deleteInterrupted deletes Machines whose instance is to be interrupted, with an event for each
+// that says when and why now.
+func (r *Reconciler) deleteInterrupted(ctx context.Context, s *scope, machines []*v1beta1.Machine, why map[string]string) error {
+	if len(machines) == 0 {
+		return nil
+	}
+	err := r.deleteMachines(ctx, s, machines, "", "")
+	deleted := deletedOf(s, machines)
+	for _, m := range machines {
+		if slices.Contains(deleted, m.Name) {
+			i := m.Status.Interruption
+			r.Recorder.Eventf(s.set, m, "Normal", EventInterrupted, "Delete",
+				"Machine %s's instance goes away at %s (%s); deleting it, which drains its Node: %s",
+				m.Name, i.Deadline.UTC().Format(time.RFC3339), i.Reason, why[m.Name])
+		}
+	}
+	if len(deleted) > 0 {
+		log.FromContext(ctx).Info("deleting machines whose instance is to be interrupted", "machines", deleted)
+	}
+	return err
 }
 
 // deletedOf returns the names of machines whose deletion this reconcile requested.
@@ -132,19 +200,6 @@ func deletedOf(s *scope, machines []*v1beta1.Machine) []string {
 		}
 	}
 	return names
-}
-
-// splitByCause separates the Machines a health check asked the set to replace from those that did
-// not launch in time.
-func splitByCause(machines []*v1beta1.Machine) (requested, late []*v1beta1.Machine) {
-	for _, m := range machines {
-		if lineage.Requested(m) != nil {
-			requested = append(requested, m)
-		} else {
-			late = append(late, m)
-		}
-	}
-	return requested, late
 }
 
 // deleteLate deletes Machines that did not reach Running in time, with a Warning event that says

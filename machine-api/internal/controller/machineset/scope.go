@@ -23,6 +23,9 @@ type scope struct {
 	lineages *lineages
 	// launches are the Machines that did not reach Running in time (see launch.go).
 	launches *launches
+	// interruptionWait is how long until an interrupted Machine must go even though its
+	// replacement is not Running (0: none waits; see interruption.go).
+	interruptionWait time.Duration
 
 	// What this reconcile did.
 	acted            bool     // the scale step ran: status.observedGeneration may advance

@@ -45,7 +45,8 @@ func relevantChange(a, b *v1beta1.Machine) bool {
 		conditionChanged(a, b, v1beta1.NodeLinkedCondition) ||
 		conditionChanged(a, b, v1beta1.HealthCheckSucceededCondition) ||
 		conditionChanged(a, b, v1beta1.OwnerRemediatedCondition) ||
-		conditionChanged(a, b, v1beta1.UpToDateCondition)
+		conditionChanged(a, b, v1beta1.UpToDateCondition) ||
+		!equality.Semantic.DeepEqual(a.Status.Interruption, b.Status.Interruption)
 }
 
 func conditionChanged(a, b *v1beta1.Machine, t string) bool {
