@@ -47,7 +47,9 @@ var _ = Describe("Scenario 11: orphan instances and Machines that never launch",
 		Annotate(&victim, map[string]*string{v1beta1.PausedAnnotation: ptr.To("")})
 		Expect(k8s.Delete(ctx, &victim)).To(Succeed())
 		Expect(k8s.Patch(ctx, &victim, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(&victim), &v1beta1.Machine{})) }).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(&victim), &v1beta1.Machine{}))
+		}).Should(BeTrue())
 		gone := time.Now()
 		Expect(instanceOf(s, victim.UID)).To(BeTrue(), "the instance outlives its Machine")
 
@@ -110,7 +112,7 @@ var _ = Describe("Scenario 11: orphan instances and Machines that never launch",
 		Expect(k8s.Create(ctx, set)).To(Succeed())
 		s.Expect.NotReadySets["never"] = true
 
-		Eventually(func() string { return setCondition(set, v1beta1.MachinesProvisionedCondition) }).WithTimeout(2*time.Minute).
+		Eventually(func() string { return setCondition(set, v1beta1.MachinesProvisionedCondition) }).WithTimeout(2 * time.Minute).
 			Should(HavePrefix("False/LaunchRetriesExhausted"))
 		Consistently(func() int { return len(tracker.Machines(s.NS)) }, "25s").Should(Equal(3),
 			"the first Machine and two replacements, then no more (two more timeouts pass)")

@@ -42,7 +42,7 @@ type MachineRecord struct {
 	// server's order, so two records' times order their changes).
 	Running  time.Time
 	Deleting time.Time
-	Gone       time.Time
+	Gone     time.Time
 	// Remediated: when its deletion was first seen, HealthCheckSucceeded was False/Remediating.
 	Remediated bool
 	// Nodes are the Node names status.nodeRef ever held; NodeUIDs the Node UIDs.
