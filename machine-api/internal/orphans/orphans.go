@@ -29,8 +29,9 @@ const (
 	PolicyReport = "report"
 )
 
-// EventOrphanInstance (Warning, on the namespace of the Machine the instance was created for): an
-// instance whose Machine no longer exists, reported when first seen and again when deleted.
+// EventOrphanInstance (Warning, regarding the Machine the instance was created for, which is gone,
+// in its namespace): an instance whose Machine no longer exists, reported when first seen and
+// again when deleted.
 const EventOrphanInstance = "OrphanInstance"
 
 // Options configure the collector.
@@ -153,7 +154,7 @@ func (c *Collector) Pass(ctx context.Context) Outcome {
 		found.Inc()
 		c.Log.Info("found an instance whose Machine no longer exists", "providerID", inst.ProviderID,
 			"machine", inst.MachineNamespace+"/"+inst.MachineName, "machineUID", inst.MachineUID, "policy", c.Options.Policy)
-		c.event(inst, "instance %s was created for Machine %s (UID %s), which no longer exists; %s", inst.ProviderID, inst.MachineName, inst.MachineUID, c.fate())
+		c.event(inst, "Report", "instance %s was created for Machine %s (UID %s), which no longer exists; %s", inst.ProviderID, inst.MachineName, inst.MachineUID, c.fate())
 	}
 	for _, inst := range out.Delete {
 		if err := c.Lister.DeleteInstance(ctx, inst); err != nil {
@@ -165,7 +166,7 @@ func (c *Collector) Pass(ctx context.Context) Outcome {
 		delete(c.firstSeen, inst.MachineUID)
 		c.mu.Unlock()
 		c.Log.Info("deleted an orphan instance", "providerID", inst.ProviderID, "machine", inst.MachineNamespace+"/"+inst.MachineName, "machineUID", inst.MachineUID)
-		c.event(inst, "deleted instance %s, an orphan of Machine %s (UID %s) for %s", inst.ProviderID, inst.MachineName, inst.MachineUID, c.Options.Grace)
+		c.event(inst, "Delete", "deleted instance %s, an orphan of Machine %s (UID %s) for %s", inst.ProviderID, inst.MachineName, inst.MachineUID, c.Options.Grace)
 	}
 	return out
 }
@@ -177,13 +178,21 @@ func (c *Collector) fate() string {
 	return fmt.Sprintf("it is deleted once it has been an orphan for %s (--orphan-grace-period), unless its Machine comes back", c.Options.Grace)
 }
 
-// event records an OrphanInstance event on the namespace the instance's Machine was in.
-func (c *Collector) event(inst provider.Instance, format string, args ...any) {
+// event records an OrphanInstance event regarding the Machine the instance was created for (gone:
+// the reference names it by namespace, name and UID), so that it is listed with the events of
+// that Machine's namespace.
+// The action (Report, Delete) tells the two events apart: the recorder folds events with the same
+// regarding object, reason and action into one series, which keeps the first note.
+func (c *Collector) event(inst provider.Instance, action, format string, args ...any) {
 	ns := inst.MachineNamespace
 	if ns == "" {
 		ns = metav1.NamespaceDefault
 	}
-	c.Recorder.Eventf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, nil, corev1.EventTypeWarning, EventOrphanInstance, "CollectOrphans", format, args...)
+	gone := &v1beta1.Machine{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "Machine"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: inst.MachineName, UID: inst.MachineUID},
+	}
+	c.Recorder.Eventf(gone, nil, corev1.EventTypeWarning, EventOrphanInstance, action, format, args...)
 }
 
 // machineUIDs reads the UIDs of every Machine from the API server, page by page.
