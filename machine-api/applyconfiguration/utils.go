@@ -32,6 +32,10 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=machine.machineapi.dev, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithKind("Disruption"):
+		return &apiv1beta1.DisruptionApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DisruptionBudget"):
+		return &apiv1beta1.DisruptionBudgetApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("FieldHash"):
 		return &apiv1beta1.FieldHashApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("LabelSelector"):

@@ -2,10 +2,11 @@ package v1beta1
 
 import "k8s.io/apimachinery/pkg/util/intstr"
 
-// DisruptionReason is why a Machine is taken away on purpose (a voluntary disruption). A Machine
-// whose instance vanished, or that its provider reports lost, is an involuntary loss: no budget
-// holds its replacement.
-// +kubebuilder:validation:Enum=Rollout;ClassChange;Expired;Remediation;ScaleDown;Manual
+// DisruptionReason is why a set takes a Machine away on purpose (a voluntary disruption). A
+// Machine whose instance vanished (status.failureReason InstanceMissing) or is announced to end
+// (an interruption notice) is an involuntary loss: no budget holds its deletion, but it counts
+// against the budgets while it is being deleted.
+// +kubebuilder:validation:Enum=Rollout;ClassChange;Expired;Remediation;ScaleDown
 type DisruptionReason string
 
 const (
@@ -17,16 +18,18 @@ const (
 	DisruptionExpired DisruptionReason = "Expired"
 	// DisruptionRemediation: replaced because a MachineHealthCheck judged it unhealthy.
 	DisruptionRemediation DisruptionReason = "Remediation"
-	// DisruptionScaleDown: deleted because its set's replicas were lowered (by a person or the
-	// cluster-autoscaler).
+	// DisruptionScaleDown: deleted because its set's replicas were lowered, by a person or the
+	// cluster-autoscaler, whether the Machine was chosen by the set's deletePolicy or marked with
+	// the delete-machine annotation.
 	DisruptionScaleDown DisruptionReason = "ScaleDown"
-	// DisruptionManual: deleted because someone marked it (the delete-machine annotation).
-	DisruptionManual DisruptionReason = "Manual"
 )
 
 // Disruption bounds how many of a pool's Machines may be taken away on purpose at once, and
-// when: the budgets a platform team agrees with the workloads running on the pool. It applies
-// on top of maxUnavailable (rollouts) and maxUnhealthy (remediation), which stay as they are.
+// when: the budgets a platform team agrees with the workloads running on the pool. The pool is a
+// MachineDeployment's Machines (all its sets) or a standalone MachineSet's. It applies on top of
+// maxUnavailable (rollouts) and maxUnhealthy (remediation), which stay as they are. Only Machines
+// with a Node count and are held: a Machine that never got one disrupts no workload. A Machine
+// deleted directly (kubectl delete machine) is not held: that is a request for that deletion.
 type Disruption struct {
 	// budgets bound the voluntary disruptions of the pool: each budget in force whose reasons
 	// include a disruption's reason bounds it, and the most restrictive wins. Machines being
@@ -61,7 +64,7 @@ type DisruptionBudget struct {
 	// reasons are the disruptions the budget bounds. Empty: every voluntary reason.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:MaxItems=5
 	Reasons []DisruptionReason `json:"reasons,omitempty"`
 
 	// schedule says when the budget's window opens, in cron syntax: five fields (minute hour

@@ -106,6 +106,14 @@ type MachineDeploymentSpec struct {
 	// +optional
 	MachineLaunch *MachineLaunch `json:"machineLaunch,omitempty"`
 
+	// disruption bounds how many of the deployment's Machines, across all its MachineSets, are
+	// taken away on purpose at once (rollout, MachineClass change, expiry, health-check
+	// replacement, scale-down) and when (see MachineSet). The sets get it in place, without a
+	// rollout. It paces on top of strategy.rollingUpdate.maxUnavailable: a rollout goes no faster
+	// than either allows.
+	// +optional
+	Disruption *Disruption `json:"disruption,omitempty"`
+
 	// revisionHistoryLimit is how many old, empty MachineSets to keep for rollback.
 	// +optional
 	// +kubebuilder:default=1

@@ -48,6 +48,13 @@ type MachineSetSpec struct {
 	// +optional
 	MachineLaunch *MachineLaunch `json:"machineLaunch,omitempty"`
 
+	// disruption bounds how many of the set's Machines it deletes on purpose at once (scale-down,
+	// replacement for a health check) and when; a MachineDeployment's sets get the deployment's, in
+	// place, and share its bound across all its sets. A Machine held waits, not deleted, with
+	// Deleting=False/WaitingForDisruptionBudget naming the budget. Unset: no bound.
+	// +optional
+	Disruption *Disruption `json:"disruption,omitempty"`
+
 	// template describes the Machines the set creates.
 	// +required
 	Template MachineTemplateSpec `json:"template"`

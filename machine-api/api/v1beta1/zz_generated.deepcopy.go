@@ -491,6 +491,11 @@ func (in *MachineDeploymentSpec) DeepCopyInto(out *MachineDeploymentSpec) {
 		*out = new(MachineLaunch)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Disruption != nil {
+		in, out := &in.Disruption, &out.Disruption
+		*out = new(Disruption)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.RevisionHistoryLimit != nil {
 		in, out := &in.RevisionHistoryLimit, &out.RevisionHistoryLimit
 		*out = new(int32)
@@ -1006,6 +1011,11 @@ func (in *MachineSetSpec) DeepCopyInto(out *MachineSetSpec) {
 	if in.MachineLaunch != nil {
 		in, out := &in.MachineLaunch, &out.MachineLaunch
 		*out = new(MachineLaunch)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.Disruption != nil {
+		in, out := &in.Disruption, &out.Disruption
+		*out = new(Disruption)
 		(*in).DeepCopyInto(*out)
 	}
 	in.Template.DeepCopyInto(&out.Template)

@@ -41,6 +41,41 @@ var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
 - name: dev.machineapi.machine-api.api.v1beta1.DeletePolicy
   scalar: string
+- name: dev.machineapi.machine-api.api.v1beta1.Disruption
+  map:
+    fields:
+    - name: budgets
+      type:
+        list:
+          elementType:
+            namedType: dev.machineapi.machine-api.api.v1beta1.DisruptionBudget
+          elementRelationship: atomic
+- name: dev.machineapi.machine-api.api.v1beta1.DisruptionBudget
+  map:
+    fields:
+    - name: durationSeconds
+      type:
+        scalar: numeric
+    - name: name
+      type:
+        scalar: string
+    - name: nodes
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: reasons
+      type:
+        list:
+          elementType:
+            namedType: dev.machineapi.machine-api.api.v1beta1.DisruptionReason
+          elementRelationship: associative
+    - name: schedule
+      type:
+        scalar: string
+    - name: timeZone
+      type:
+        scalar: string
+- name: dev.machineapi.machine-api.api.v1beta1.DisruptionReason
+  scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.FieldHash
   map:
     fields:
@@ -240,6 +275,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.machineapi.machine-api.api.v1beta1.MachineDeploymentSpec
   map:
     fields:
+    - name: disruption
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.Disruption
     - name: machineLaunch
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.MachineLaunch
@@ -540,6 +578,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.DeletePolicy
       default: Random
+    - name: disruption
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.Disruption
     - name: machineLaunch
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.MachineLaunch

@@ -49,6 +49,12 @@ type MachineDeploymentSpecApplyConfiguration struct {
 	// machineLaunch bounds how long a Machine may take to start (see MachineSet); the deployment's
 	// MachineSets get it, in place, without a rollout.
 	MachineLaunch *MachineLaunchApplyConfiguration `json:"machineLaunch,omitempty"`
+	// disruption bounds how many of the deployment's Machines, across all its MachineSets, are
+	// taken away on purpose at once (rollout, MachineClass change, expiry, health-check
+	// replacement, scale-down) and when (see MachineSet). The sets get it in place, without a
+	// rollout. It paces on top of strategy.rollingUpdate.maxUnavailable: a rollout goes no faster
+	// than either allows.
+	Disruption *DisruptionApplyConfiguration `json:"disruption,omitempty"`
 	// revisionHistoryLimit is how many old, empty MachineSets to keep for rollback.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 	// paused stops rollouts (template changes do not reach the Machines) but not scaling.
@@ -115,6 +121,14 @@ func (b *MachineDeploymentSpecApplyConfiguration) WithMinReadySeconds(value int3
 // If called multiple times, the MachineLaunch field is set to the value of the last call.
 func (b *MachineDeploymentSpecApplyConfiguration) WithMachineLaunch(value *MachineLaunchApplyConfiguration) *MachineDeploymentSpecApplyConfiguration {
 	b.MachineLaunch = value
+	return b
+}
+
+// WithDisruption sets the Disruption field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Disruption field is set to the value of the last call.
+func (b *MachineDeploymentSpecApplyConfiguration) WithDisruption(value *DisruptionApplyConfiguration) *MachineDeploymentSpecApplyConfiguration {
+	b.Disruption = value
 	return b
 }
 

@@ -39,6 +39,11 @@ type MachineSetSpecApplyConfiguration struct {
 	// machineLaunch bounds how long a Machine may take to start; unset, a Machine may take as long
 	// as it takes.
 	MachineLaunch *MachineLaunchApplyConfiguration `json:"machineLaunch,omitempty"`
+	// disruption bounds how many of the set's Machines it deletes on purpose at once (scale-down,
+	// replacement for a health check) and when; a MachineDeployment's sets get the deployment's, in
+	// place, and share its bound across all its sets. A Machine held waits, not deleted, with
+	// Deleting=False/WaitingForDisruptionBudget naming the budget. Unset: no bound.
+	Disruption *DisruptionApplyConfiguration `json:"disruption,omitempty"`
 	// template describes the Machines the set creates.
 	Template *MachineTemplateSpecApplyConfiguration `json:"template,omitempty"`
 }
@@ -86,6 +91,14 @@ func (b *MachineSetSpecApplyConfiguration) WithMinReadySeconds(value int32) *Mac
 // If called multiple times, the MachineLaunch field is set to the value of the last call.
 func (b *MachineSetSpecApplyConfiguration) WithMachineLaunch(value *MachineLaunchApplyConfiguration) *MachineSetSpecApplyConfiguration {
 	b.MachineLaunch = value
+	return b
+}
+
+// WithDisruption sets the Disruption field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Disruption field is set to the value of the last call.
+func (b *MachineSetSpecApplyConfiguration) WithDisruption(value *DisruptionApplyConfiguration) *MachineSetSpecApplyConfiguration {
+	b.Disruption = value
 	return b
 }
 

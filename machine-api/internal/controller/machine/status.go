@@ -209,8 +209,13 @@ var ownedConditions = []string{
 // the write fail rather than land on a Machine re-created under the same name.
 func statusApply(m *v1beta1.Machine, st v1beta1.MachineStatus, recordsLink bool) *acv1beta1.MachineApplyConfiguration {
 	owned := ownedConditions
+	if m.DeletionTimestamp.IsZero() {
+		// Until the Machine is deleted, Deleting is its set's (a disruption budget's hold, see
+		// package machineset); the machine controller takes it over once deletion starts.
+		owned = slices.DeleteFunc(slices.Clone(owned), func(t string) bool { return t == v1beta1.DeletingCondition })
+	}
 	if recordsLink {
-		owned = append(slices.Clone(ownedConditions), v1beta1.NodeLinkedCondition)
+		owned = append(slices.Clone(owned), v1beta1.NodeLinkedCondition)
 	}
 	ac := acv1beta1.MachineStatus().WithObservedGeneration(st.ObservedGeneration).
 		WithConditions(conditions.ApplyConfigurations(st.Conditions, owned...)...)

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	testclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -367,6 +368,45 @@ var _ = Describe("machineMaxAgeSeconds on the controllers' clock", Ordered, func
 		clock.Step(time.Hour)
 		mergePatch(md, `{"metadata":{"annotations":{"example.com/poke":"1"}}}`) // an event: no real hour passes for the requeue
 		Eventually(func() []string { return live(ns) }).Should(And(HaveLen(3), Not(ContainElement(BeElementOf(replaced)))))
+	})
+})
+
+// The disruption budget paces every reason at once: the deployment's sets share it.
+var _ = Describe("A disruption budget on the controllers' clock", Ordered, func() {
+	var clock *testclock.FakeClock
+	BeforeAll(func() {
+		provider := st.Provider
+		Expect(st.Stop()).To(Succeed())
+		clock = testclock.NewFakeClock(time.Now().Truncate(time.Second))
+		var err error
+		st, err = stack.Start(env.Config, stack.Options{Provider: provider, Clock: clock})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Expect(st.Stop()).To(Succeed())
+			st, err = stack.Start(env.Config, stack.Options{Provider: provider})
+			Expect(err).NotTo(HaveOccurred())
+		})
+	})
+
+	It("replaces a class edit and expired Machines of 6 no more than one at a time under a budget of 1, where maxUnavailable allows 3", func() {
+		ns := newNamespace()
+		Expect(k8s.Create(ctx, builder.MachineClass(ns, "workers", "small"))).To(Succeed())
+		md := builder.MachineDeployment(ns, "paced", 6).WithMachineClass("workers").WithRollingUpdate("3", "3").Build()
+		md.Spec.Disruption = &v1beta1.Disruption{Budgets: []v1beta1.DisruptionBudget{{Name: "one", Nodes: intstr.FromInt32(1)}}}
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		Eventually(status(md)).Should(Equal("6/6/6/6"))
+		old := live(ns)
+
+		s := sample(ns)
+		clock.Step(2 * time.Hour)
+		mergePatch(md, `{"spec":{"rollout":{"machineMaxAgeSeconds":3600}}}`)
+		class := &v1beta1.MachineClass{}
+		class.Namespace, class.Name = ns, "workers"
+		mergePatch(class, `{"spec":{"providerSpec":{"instanceType":"medium"}}}`)
+		Eventually(func() []string { return live(ns) }, "120s").Should(And(HaveLen(6), Not(ContainElement(BeElementOf(old)))))
+		Eventually(status(md)).Should(Equal("6/6/6/6"))
+		Expect(s.MaxDisrupting()).To(Equal(1), "the budget's one Machine at a time, whatever the reason")
+		s.Stop()
 	})
 })
 

@@ -168,6 +168,8 @@ type sampler struct {
 	maxLive  int
 	mixed    bool
 	states   map[string]bool
+	// maxDisrupting is the most Machines with a Node seen being deleted at once.
+	maxDisrupting int
 }
 
 func sample(ns string) *sampler {
@@ -178,7 +180,7 @@ func sample(ns string) *sampler {
 		for {
 			list := &v1beta1.MachineList{}
 			if err := k8s.List(ctx, list, client.InNamespace(ns)); err == nil {
-				readyN, liveN, types := 0, 0, map[string]bool{}
+				readyN, liveN, disruptingN, types := 0, 0, 0, map[string]bool{}
 				state := make([]string, 0, len(list.Items))
 				for i := range list.Items {
 					m := &list.Items[i]
@@ -186,6 +188,8 @@ func sample(ns string) *sampler {
 					state = append(state, fmt.Sprintf("%s/%t/%t", m.UID, m.DeletionTimestamp.IsZero(), ready(m)))
 					if m.DeletionTimestamp.IsZero() {
 						liveN++
+					} else if m.Status.NodeRef != nil {
+						disruptingN++
 					}
 					if ready(m) {
 						readyN++
@@ -193,6 +197,7 @@ func sample(ns string) *sampler {
 				}
 				s.mu.Lock()
 				s.minReady, s.maxLive = min(s.minReady, readyN), max(s.maxLive, liveN)
+				s.maxDisrupting = max(s.maxDisrupting, disruptingN)
 				s.mixed = s.mixed || len(types) > 1
 				slices.Sort(state)
 				s.states[strings.Join(state, ",")] = true
@@ -206,6 +211,13 @@ func sample(ns string) *sampler {
 		}
 	}()
 	return s
+}
+
+// MaxDisrupting is the most Machines with a Node seen being deleted at once, so far.
+func (s *sampler) MaxDisrupting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxDisrupting
 }
 
 func (s *sampler) Stop() (minReady, maxLive int, mixed bool) {

@@ -137,7 +137,7 @@ func setSelector(md *v1beta1.MachineDeployment, name string) v1beta1.LabelSelect
 // applyDeploymentSpec sets what a MachineSet takes from its deployment and may change in place:
 // template metadata (plus the set-name and deployment-name labels), the template's in-place fields
 // (uptodate.CopyInPlace: node metadata, taints, deletion settings, lifecycle hooks), deletePolicy,
-// minReadySeconds and machineLaunch. An outdated set (an old set of a rollout in progress) also gets the
+// minReadySeconds, machineLaunch and disruption. An outdated set (an old set of a rollout in progress) also gets the
 // outdated-revision taint (v1beta1.OutdatedRevisionTaintKey, PreferNoSchedule), which its Machines
 // carry to their Nodes. It reports whether anything changed.
 func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet, outdated bool) bool {
@@ -162,6 +162,7 @@ func applyDeploymentSpec(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet,
 	}
 	set.Spec.MinReadySeconds = ptr.Deref(md.Spec.MinReadySeconds, 0)
 	set.Spec.MachineLaunch = md.Spec.MachineLaunch.DeepCopy()
+	set.Spec.Disruption = md.Spec.Disruption.DeepCopy()
 	return !equality.Semantic.DeepEqual(before, &set.Spec)
 }
 

@@ -55,6 +55,7 @@ type Reconciler struct {
 	// inLine are the Machines syncMetadata found in line with their set's template (see
 	// uptodate.Checked).
 	inLine   uptodate.Checked
+	budgets  budgetGate // see disruption.go
 	initOnce sync.Once
 }
 
@@ -62,6 +63,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -130,6 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.syncMetadata,
 		r.scale,
 		r.remediateMachines,
+		r.reportHolds,
 	)
 }
 

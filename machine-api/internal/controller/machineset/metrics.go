@@ -6,10 +6,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/statemetrics"
 )
+
+// heldTotal counts the Machines whose deletion a disruption budget held, by the disruption's
+// reason (a bounded set: v1beta1.DisruptionReason), each time a hold starts or its message changes.
+var heldTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "machineapi_disruption_holds_total",
+	Help: "Deletions of Machines a MachineSet held because its pool's disruption budget allowed no more at once, by reason (Rollout, ClassChange, Expired, Remediation, ScaleDown).",
+}, []string{"reason"})
+
+func init() { metrics.Registry.MustRegister(heldTotal) }
 
 var replicasDesc = prometheus.NewDesc("machineapi_machineset_replicas",
 	"A MachineSet's replicas by state: desired (spec.replicas), current (status.replicas), ready, available and up_to_date (status).",

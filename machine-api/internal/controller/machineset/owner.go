@@ -37,7 +37,7 @@ func (r *Reconciler) readOwner(ctx context.Context, s *scope) (reconcile.Result,
 
 // ownerOf derives what set takes from its deployment md.
 func ownerOf(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet) *ownerInfo {
-	o := &ownerInfo{name: md.Name}
+	o := &ownerInfo{name: md.Name, uid: md.UID}
 	replicas := int32(1)
 	if md.Spec.Replicas != nil {
 		replicas = *md.Spec.Replicas

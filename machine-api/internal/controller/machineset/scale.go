@@ -128,7 +128,15 @@ func newMachine(set *v1beta1.MachineSet) *v1beta1.Machine {
 // deleteMachines deletes victims; the machine controller drains each and removes its instance.
 // The event (reason, and a message with the count) lists the Machines whose deletion was requested;
 // an empty reason leaves the events to the caller.
+// Victims the pool's disruption budgets hold are not deleted (see disruption.go).
 func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1beta1.Machine, reason, message string) error {
+	return r.withinBudget(ctx, s, victims, func(victims []*v1beta1.Machine) error {
+		return r.deleteNow(ctx, s, victims, reason, message)
+	})
+}
+
+// deleteNow deletes victims, as deleteMachines says.
+func (r *Reconciler) deleteNow(ctx context.Context, s *scope, victims []*v1beta1.Machine, reason, message string) error {
 	errs := parallel(len(victims), func(i int) error {
 		m := victims[i]
 		err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID})

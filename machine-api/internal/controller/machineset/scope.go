@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
@@ -34,12 +35,14 @@ type scope struct {
 	createErr        error    // the first create failure
 	deleted          []string // Machines whose deletion was requested
 	deleteErr        error
+	held             []heldMachine // Machines the pool's disruption budgets kept from deletion
 	finalizerRemoved bool
 }
 
 // ownerInfo is what a set needs to know about the MachineDeployment controlling it.
 type ownerInfo struct {
 	name string
+	uid  types.UID
 	// surge is how many Machines above replicas the deployment allows (its resolved maxSurge for
 	// RollingUpdate, else 0).
 	surge int32

@@ -141,6 +141,9 @@ func scalingDown(s *scope, have int32) metav1.Condition {
 	case s.deleteErr != nil:
 		c.Reason = ReasonDeleteFailed
 		c.Message = fmt.Sprintf("%d Machines exist, %d wanted; deleting Machines failed, retrying with backoff: %v", have, want, s.deleteErr)
+	case len(s.held) > 0:
+		c.Reason = ReasonWaitingForDisruptionBudget
+		c.Message = fmt.Sprintf("%d Machines exist, %d wanted; %s", have, want, heldSummary(s))
 	case have > want && s.set.DeletionTimestamp.IsZero():
 		c.Reason = ReasonScalingDown
 		c.Message = fmt.Sprintf("%d Machines exist, %d wanted; deleting %d", have, want, have-want)
