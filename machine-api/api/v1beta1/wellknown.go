@@ -24,6 +24,14 @@ const (
 	// autoscaler too, pause a MachineSet or MachineDeployment with ClusterAPIPausedAnnotation.
 	PausedAnnotation = Prefix + "paused"
 
+	// DoNotDisruptAnnotation on a Machine holds its voluntary disruption: its MachineSet does not
+	// delete it for a scale-down, a rollout, an expiry or a health check's remediation (the
+	// reasons of spec.disruption), with or without budgets. Value "true" (or empty) holds until the
+	// annotation is removed; a duration such as "2h" holds at most that long, counted from when the
+	// set first wanted to delete the Machine. Another value holds, and the hold says the value
+	// cannot be read. Involuntary losses and direct deletions are not held.
+	DoNotDisruptAnnotation = Prefix + "do-not-disrupt"
+
 	// InterruptionDeadlineAnnotation on a Machine announces, as a cloud announces a spot reclaim,
 	// that its instance goes away at this time (RFC 3339, for example 2026-12-03T18:00:00Z): the
 	// machine controller records it in status.interruption (reason Manual; the annotation's time

@@ -28,12 +28,14 @@ import (
 	"machineapi.dev/drain/testplane"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/internal/plugin"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/envtest"
 	"machineapi.dev/machine-api/internal/test/stack"
 	"machineapi.dev/machine-api/manager"
 	"machineapi.dev/machine-api/provider/sim"
+	"machineapi.dev/machine-api/reconcile/conditions"
 )
 
 var (
@@ -163,6 +165,22 @@ var _ = Describe("kubectl machine why", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("Node: not linked yet; Node " + node.Name + " registered with this providerID and waits for the link, tainted " +
 			v1beta1.NodeUninitializedTaintKey + ": no pod lands on it until the Machine's labels and taints are applied"))
+	})
+
+	It("says when do-not-disrupt or a disruption budget holds the machine's deletion", func() {
+		ns := newNamespace()
+		m := builder.Machine(ns, "kept").Build()
+		m.Annotations = map[string]string{v1beta1.PausedAnnotation: "", v1beta1.DoNotDisruptAnnotation: "2h"}
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		// The hold as a MachineSet writes it.
+		hold := metav1.Condition{Type: v1beta1.DeletingCondition, Status: metav1.ConditionFalse, Reason: "DoNotDisrupt",
+			Message: "not deleted yet (ScaleDown): the annotation holds it for 2h0m0s", LastTransitionTime: metav1.Now()}
+		ac := acv1beta1.Machine(m.Name, ns).WithStatus(acv1beta1.MachineStatus().WithConditions(conditions.ApplyConfiguration(hold)))
+		Expect(k8s.Status().Apply(ctx, ac, client.FieldOwner("machineset-controller"))).To(Succeed())
+		out, err := kubectlMachine("-n", ns, "why", "kept")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring(`Do not disrupt: the ` + v1beta1.DoNotDisruptAnnotation + ` annotation ("2h") keeps its set from deleting it`))
+		Expect(out).To(ContainSubstring("Held: its set would delete it, but not deleted yet (ScaleDown): the annotation holds it for 2h0m0s (DoNotDisrupt, for "))
 	})
 
 	It("fails with a hint when the machine does not exist", func() {

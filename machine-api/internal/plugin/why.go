@@ -63,6 +63,13 @@ func why(ctx context.Context, e *env, name string, maxEvents int) error {
 	if by := v1beta1.PausedBy(m.Annotations); by != "" {
 		fmt.Fprintf(w, "Paused: the %s annotation is set; controllers leave the machine alone\n", by)
 	}
+	if v, ok := m.Annotations[v1beta1.DoNotDisruptAnnotation]; ok {
+		fmt.Fprintf(w, "Do not disrupt: the %s annotation (%q) keeps its set from deleting it for a scale-down, rollout, expiry or remediation\n",
+			v1beta1.DoNotDisruptAnnotation, v)
+	}
+	if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition); c != nil && c.Status == metav1.ConditionFalse && m.DeletionTimestamp.IsZero() {
+		fmt.Fprintf(w, "Held: its set would delete it, but %s (%s, for %s)\n", c.Message, c.Reason, duration.HumanDuration(now.Sub(c.LastTransitionTime.Time)))
+	}
 	fmt.Fprintf(w, "Provider ID: %s\n", orNone(m.Spec.ProviderID))
 	fmt.Fprintf(w, "Node: %s\n", nodeSummary(ctx, e, m))
 	fmt.Fprintf(w, "Owner: %s\n", ownerChain(ctx, e, m))

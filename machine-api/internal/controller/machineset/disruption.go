@@ -69,11 +69,56 @@ type pool struct {
 	machines []*v1beta1.Machine // every Machine of the pool, deleting ones included
 }
 
-// heldMachine is a Machine the budgets hold, and why.
+// heldMachine is a Machine the budgets (or its do-not-disrupt annotation) hold, and why.
 type heldMachine struct {
-	machine *v1beta1.Machine
-	reason  v1beta1.DisruptionReason
-	verdict disruption.Verdict
+	machine      *v1beta1.Machine
+	reason       v1beta1.DisruptionReason
+	verdict      disruption.Verdict
+	doNotDisrupt bool // held by v1beta1.DoNotDisruptAnnotation, not by a budget
+}
+
+// ReasonDoNotDisrupt is the reason of the Deleting=False condition the set writes on a Machine
+// it would delete but whose do-not-disrupt annotation holds it, and of its event.
+const ReasonDoNotDisrupt = "DoNotDisrupt"
+
+func budgetsOf(set *v1beta1.MachineSet) []v1beta1.DisruptionBudget {
+	if set.Spec.Disruption == nil {
+		return nil
+	}
+	return set.Spec.Disruption.Budgets
+}
+
+func markedDoNotDisrupt(m *v1beta1.Machine) bool {
+	_, ok := m.Annotations[v1beta1.DoNotDisruptAnnotation]
+	return ok
+}
+
+// doNotDisrupt says whether m's do-not-disrupt annotation holds its voluntary deletion at now,
+// as a verdict: its message, and when its grace period ends (zero: no end).
+func doNotDisrupt(m *v1beta1.Machine, now time.Time) (disruption.Verdict, bool) {
+	value, ok := m.Annotations[v1beta1.DoNotDisruptAnnotation]
+	if !ok {
+		return disruption.Verdict{}, false
+	}
+	key := v1beta1.DoNotDisruptAnnotation
+	switch value = strings.TrimSpace(value); value {
+	case "", "true":
+		return disruption.Verdict{Message: fmt.Sprintf("the %s annotation holds it until it is removed", key)}, true
+	}
+	grace, err := time.ParseDuration(value)
+	if err != nil || grace < 0 {
+		return disruption.Verdict{Message: fmt.Sprintf("the %s annotation holds it: its value %q is neither \"true\" nor a duration such as 2h, so it holds until it is fixed or removed", key, value)}, true
+	}
+	end := holdSince(m, now).Add(grace)
+	if !now.Before(end) {
+		return disruption.Verdict{}, false
+	}
+	return disruption.Verdict{Message: fmt.Sprintf("the %s annotation holds it for %s, until %s", key, grace, end.UTC().Format(time.RFC3339)), Until: end}, true
+}
+
+// isHold reports whether c is a hold this file writes.
+func isHold(c *metav1.Condition) bool {
+	return c != nil && c.Status == metav1.ConditionFalse && (c.Reason == ReasonWaitingForDisruptionBudget || c.Reason == ReasonDoNotDisrupt)
 }
 
 // disruptionOf says why deleting m now disrupts its pool: the voluntary reason, or exempt (never
@@ -111,7 +156,7 @@ func disrupting(m *v1beta1.Machine) bool {
 // withinBudget runs del on the victims the pool's budgets allow now, under the gate's lock, and
 // records the others in s.held. A set being deleted, or without budgets, deletes every victim.
 func (r *Reconciler) withinBudget(ctx context.Context, s *scope, victims []*v1beta1.Machine, del func([]*v1beta1.Machine) error) error {
-	if !s.set.DeletionTimestamp.IsZero() || s.set.Spec.Disruption == nil || len(s.set.Spec.Disruption.Budgets) == 0 || len(victims) == 0 {
+	if !s.set.DeletionTimestamp.IsZero() || len(victims) == 0 || (len(budgetsOf(s.set)) == 0 && !slices.ContainsFunc(victims, markedDoNotDisrupt)) {
 		return del(victims)
 	}
 	g := &r.budgets
@@ -133,6 +178,10 @@ func (r *Reconciler) withinBudget(ctx context.Context, s *scope, victims []*v1be
 			}
 			continue
 		}
+		if v, holds := doNotDisrupt(m, s.now); holds {
+			s.held = append(s.held, heldMachine{machine: m, reason: reason, verdict: v, doNotDisrupt: true})
+			continue
+		}
 		v := disruption.Decide(p.budgets, reason, size, count, s.now)
 		if v.Holds() {
 			s.held = append(s.held, heldMachine{machine: m, reason: reason, verdict: v})
@@ -149,8 +198,8 @@ func (r *Reconciler) withinBudget(ctx context.Context, s *scope, victims []*v1be
 // poolOf reads the pool of s's set from the cache: the Machines of every set of its deployment,
 // or its own.
 func (r *Reconciler) poolOf(ctx context.Context, s *scope) (*pool, error) {
-	p := &pool{key: s.set.UID, name: "MachineSet " + s.set.Name, budgets: s.set.Spec.Disruption.Budgets, machines: s.machines}
-	if s.owner == nil {
+	p := &pool{key: s.set.UID, name: "MachineSet " + s.set.Name, budgets: budgetsOf(s.set), machines: s.machines}
+	if s.owner == nil || len(p.budgets) == 0 {
 		return p, nil
 	}
 	p.key, p.name, p.machines = s.owner.uid, "MachineDeployment "+s.owner.name, nil
@@ -226,11 +275,16 @@ func (r *Reconciler) reportHolds(ctx context.Context, s *scope) (reconcile.Resul
 	wait := time.Duration(0)
 	for _, h := range s.held {
 		held[h.machine.Name] = true
-		msg := holdMessage(h)
-		if c := meta.FindStatusCondition(h.machine.Status.Conditions, v1beta1.DeletingCondition); c == nil || c.Reason != ReasonWaitingForDisruptionBudget || c.Message != msg {
-			errs = append(errs, r.setHold(ctx, h.machine, msg))
-			r.Recorder.Eventf(h.machine, s.set, "Normal", ReasonWaitingForDisruptionBudget, "Delete", "%s", msg)
-			heldTotal.WithLabelValues(string(h.reason)).Inc()
+		msg, reason := holdMessage(h), ReasonWaitingForDisruptionBudget
+		if h.doNotDisrupt {
+			reason = ReasonDoNotDisrupt
+		}
+		if c := meta.FindStatusCondition(h.machine.Status.Conditions, v1beta1.DeletingCondition); c == nil || c.Reason != reason || c.Message != msg {
+			errs = append(errs, r.setHold(ctx, h.machine, reason, msg))
+			r.Recorder.Eventf(h.machine, s.set, "Normal", reason, "Delete", "%s", msg)
+			if !h.doNotDisrupt {
+				heldTotal.WithLabelValues(string(h.reason)).Inc()
+			}
 			log.FromContext(ctx).Info("disruption budget holds the deletion of a Machine", "machine", h.machine.Name, "reason", h.reason, "budget", h.verdict.Budget)
 		}
 		wait = budgetPoll
@@ -242,8 +296,8 @@ func (r *Reconciler) reportHolds(ctx context.Context, s *scope) (reconcile.Resul
 		if held[m.Name] || !m.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition); c != nil && c.Reason == ReasonWaitingForDisruptionBudget {
-			errs = append(errs, r.setHold(ctx, m, ""))
+		if isHold(meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition)) {
+			errs = append(errs, r.setHold(ctx, m, "", ""))
 		}
 	}
 	return reconcile.Result{RequeueAfter: wait}, true, errors.Join(errs...)
@@ -252,19 +306,19 @@ func (r *Reconciler) reportHolds(ctx context.Context, s *scope) (reconcile.Resul
 // holdMessage says which budget holds h and until when, for the Machine's condition.
 func holdMessage(h heldMachine) string {
 	msg := fmt.Sprintf("not deleted yet (%s): %s", h.reason, h.verdict.Message)
-	if u := h.verdict.Until; !u.IsZero() {
+	if u := h.verdict.Until; !u.IsZero() && !h.doNotDisrupt {
 		msg += fmt.Sprintf("; the budgets change at %s", u.UTC().Format(time.RFC3339))
 	}
 	return msg
 }
 
-// setHold applies, as the set's field manager, Deleting=False/WaitingForDisruptionBudget with msg
-// on m's status, or no condition at all when msg is empty (which removes the set's).
-func (r *Reconciler) setHold(ctx context.Context, m *v1beta1.Machine, msg string) error {
+// setHold applies, as the set's field manager, Deleting=False with reason and msg on m's status, or
+// no condition at all when msg is empty (which removes the set's).
+func (r *Reconciler) setHold(ctx context.Context, m *v1beta1.Machine, reason, msg string) error {
 	st := acv1beta1.MachineStatus()
 	if msg != "" {
 		st.WithConditions(metav1ac.Condition().WithType(v1beta1.DeletingCondition).WithStatus(metav1.ConditionFalse).
-			WithReason(ReasonWaitingForDisruptionBudget).WithMessage(msg).WithObservedGeneration(m.Generation).
+			WithReason(reason).WithMessage(msg).WithObservedGeneration(m.Generation).
 			WithLastTransitionTime(holdSince(m, r.Clock.Now())))
 	}
 	ac := acv1beta1.Machine(m.Name, m.Namespace).WithUID(m.UID).WithStatus(st)
@@ -276,7 +330,7 @@ func (r *Reconciler) setHold(ctx context.Context, m *v1beta1.Machine, msg string
 
 // holdSince keeps the start of a hold across message changes.
 func holdSince(m *v1beta1.Machine, now time.Time) metav1.Time {
-	if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition); c != nil && c.Reason == ReasonWaitingForDisruptionBudget {
+	if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition); isHold(c) {
 		return c.LastTransitionTime
 	}
 	return metav1.NewTime(now)

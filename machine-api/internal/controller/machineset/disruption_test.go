@@ -147,6 +147,24 @@ var _ = Describe("A MachineSet with a disruption budget", func() {
 		Eventually(held(set)).Should(BeEmpty())
 	})
 
+	It("holds a Machine marked do-not-disrupt for its grace period, without any budget, then deletes it", func() {
+		set := newSet(2)
+		protected := machinesOf(set)[0]
+		patch(&protected, `{"metadata":{"annotations":{"`+v1beta1.DeleteMachineAnnotation+`":"yes","`+v1beta1.DoNotDisruptAnnotation+`":"6s"}}}`)
+		patchReplicas(set, 1)
+		Eventually(func() string {
+			m := &v1beta1.Machine{}
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&protected), m)).To(Succeed())
+			if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition); c != nil {
+				return string(c.Status) + "/" + c.Reason
+			}
+			return ""
+		}).Should(Equal("False/" + machineset.ReasonDoNotDisrupt))
+		Consistently(deleting(set), "2s").Should(BeEmpty(), "held for its grace period, and no other Machine taken instead of the one marked")
+		Eventually(deleting(set), "20s").Should(ConsistOf(HaveField("Name", protected.Name)), "deleted once the grace period ended")
+		Expect(eventReasons(&protected)()).To(ContainElement(machineset.ReasonDoNotDisrupt))
+	})
+
 	It("holds a remediation in a frozen window while a Machine whose instance vanished is deleted at once", func() {
 		set := newSet(2, v1beta1.DisruptionBudget{Name: "no-remediation", Nodes: intstr.FromString("0%"),
 			Reasons: []v1beta1.DisruptionReason{v1beta1.DisruptionRemediation}})

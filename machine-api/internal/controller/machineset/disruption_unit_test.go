@@ -1,6 +1,8 @@
 package machineset
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +86,67 @@ func TestGateCountsWhatTheCacheDoesNotShowYet(t *testing.T) {
 	}
 	if _, ok := g.allowed["pool"][types.UID("uid-b")]; ok {
 		t.Error("an old deletion is still remembered")
+	}
+}
+
+func doNotDisruptFor(value string) func(*v1beta1.Machine) {
+	return func(m *v1beta1.Machine) {
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[v1beta1.DoNotDisruptAnnotation] = value
+	}
+}
+
+func heldSince(at time.Time) func(*v1beta1.Machine) {
+	return func(m *v1beta1.Machine) {
+		m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: v1beta1.DeletingCondition, Status: metav1.ConditionFalse,
+			Reason: ReasonDoNotDisrupt, LastTransitionTime: metav1.NewTime(at)})
+	}
+}
+
+// TestDoNotDisrupt protects what the do-not-disrupt annotation holds: everything with "true" or
+// no value, for its grace period counted from the start of the hold with a duration, and
+// everything (saying why) with a value it cannot read.
+func TestDoNotDisrupt(t *testing.T) {
+	now := t0.Add(time.Hour)
+	cases := []struct {
+		name      string
+		m         *v1beta1.Machine
+		holds     bool
+		until     time.Time
+		inMessage string
+	}{
+		{"no annotation", machine("a", 0), false, time.Time{}, ""},
+		{"true", machine("a", 0, doNotDisruptFor("true")), true, time.Time{}, "until it is removed"},
+		{"empty", machine("a", 0, doNotDisruptFor("")), true, time.Time{}, "until it is removed"},
+		{"a grace period starting now", machine("a", 0, doNotDisruptFor("30m")), true, now.Add(30 * time.Minute), "for 30m0s"},
+		{"a grace period started earlier", machine("a", 0, doNotDisruptFor("30m"), heldSince(now.Add(-20*time.Minute))), true, now.Add(10 * time.Minute), "for 30m0s"},
+		{"a grace period that ended", machine("a", 0, doNotDisruptFor("30m"), heldSince(now.Add(-30*time.Minute))), false, time.Time{}, ""},
+		{"a value it cannot read", machine("a", 0, doNotDisruptFor("forever")), true, time.Time{}, `"forever" is neither`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, holds := doNotDisrupt(tc.m, now)
+			if holds != tc.holds || !v.Until.Equal(tc.until) {
+				t.Fatalf("doNotDisrupt = %t until %v; want %t until %v", holds, v.Until, tc.holds, tc.until)
+			}
+			if !strings.Contains(v.Message, tc.inMessage) {
+				t.Errorf("message %q does not say %q", v.Message, tc.inMessage)
+			}
+		})
+	}
+}
+
+// TestDoNotDisruptIsChosenLast protects scale-down from a protected Machine: the set picks every
+// other Machine first, unless someone marked the protected one for deletion.
+func TestDoNotDisruptIsChosenLast(t *testing.T) {
+	machines := []*v1beta1.Machine{machine("kept", 1, doNotDisruptFor("true")), machine("sick", 2, noNode), machine("plain", 3)}
+	if got := namesOf(pickForDeletion(machines, 2, v1beta1.NewestDeletePolicy)); !slices.Equal(got, []string{"sick", "plain"}) {
+		t.Errorf("picked %v, want the unprotected Machines", got)
+	}
+	marked := machine("kept", 1, doNotDisruptFor("true"), annotated)
+	if got := namesOf(pickForDeletion([]*v1beta1.Machine{machine("plain", 3), marked}, 1, v1beta1.NewestDeletePolicy)); !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("picked %v, want the Machine marked for deletion, protected or not", got)
 	}
 }

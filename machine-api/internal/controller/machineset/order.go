@@ -17,6 +17,7 @@ const (
 	classAnnotated        // carries v1beta1.DeleteMachineAnnotation
 	classUnhealthy        // Failed, no Node, NodeLinked False or HealthCheckSucceeded False
 	classHealthy          // everything else, ordered by the delete policy
+	classProtected        // carries v1beta1.DoNotDisruptAnnotation: the last to choose (disruption.go)
 )
 
 // deletionClass returns the priority class of m.
@@ -26,6 +27,8 @@ func deletionClass(m *v1beta1.Machine) int {
 		return classDeleting
 	case hasKey(m.Annotations, v1beta1.DeleteMachineAnnotation):
 		return classAnnotated
+	case markedDoNotDisrupt(m):
+		return classProtected
 	case unhealthy(m):
 		return classUnhealthy
 	default:
