@@ -408,6 +408,38 @@ var _ = Describe("A disruption budget on the controllers' clock", Ordered, func(
 		Expect(s.MaxDisrupting()).To(Equal(1), "the budget's one Machine at a time, whatever the reason")
 		s.Stop()
 	})
+
+	It("holds a rollout while a window of nodes 0 is open, and goes on once it closes", func() {
+		ns := newNamespace()
+		// A window that opened at the start of the clock's current minute, for an hour.
+		now := clock.Now().UTC()
+		md := builder.MachineDeployment(ns, "frozen", 2).Build()
+		md.Spec.Disruption = &v1beta1.Disruption{Budgets: []v1beta1.DisruptionBudget{{
+			Name: "change-freeze", Nodes: intstr.FromInt32(0), Reasons: []v1beta1.DisruptionReason{v1beta1.DisruptionRollout},
+			Schedule: fmt.Sprintf("%d %d * * *", now.Minute(), now.Hour()), DurationSeconds: ptr.To[int32](3600),
+		}}}
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		Eventually(status(md)).Should(Equal("2/2/2/2"))
+		old := live(ns)
+
+		mergePatch(md, `{"spec":{"template":{"spec":{"providerSpec":{"value":{"instanceType":"large"}}}}}}`)
+		Eventually(func() []string { return setNames(ns) }).Should(HaveLen(2))
+		Eventually(func() int { return len(live(ns)) }).Should(BeNumerically(">", 2), "the new set surges")
+		deleting := func() []string {
+			var out []string
+			for _, m := range machines(ns) {
+				if !m.DeletionTimestamp.IsZero() {
+					out = append(out, m.Name)
+				}
+			}
+			return out
+		}
+		Consistently(deleting, "3s").Should(BeEmpty(), "no old Machine goes while the window is open")
+
+		By("the window closes")
+		clock.Step(time.Hour)
+		Eventually(func() []string { return live(ns) }, "60s").Should(And(HaveLen(2), Not(ContainElement(BeElementOf(old)))))
+	})
 })
 
 func later(a, b time.Time) time.Time {
