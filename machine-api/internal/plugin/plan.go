@@ -23,6 +23,7 @@ import (
 	"machineapi.dev/machine-api/internal/availability"
 	"machineapi.dev/machine-api/internal/controller/machinedeployment"
 	"machineapi.dev/machine-api/internal/controller/machineset"
+	"machineapi.dev/machine-api/internal/disruption"
 	"machineapi.dev/machine-api/internal/uptodate"
 )
 
@@ -101,8 +102,49 @@ func rolloutPlan(ctx context.Context, e *env, name, file string) error {
 	if len(plans) == 0 {
 		fmt.Fprintln(w, "  (no Machines)")
 	}
-	printOrder(w, desired, replacementOrder(desired, plans, sets, now))
+	order := replacementOrder(desired, plans, sets, now)
+	printOrder(w, desired, order)
+	if len(order) > 0 {
+		printBudgets(w, desired, int32(len(machines)), now)
+	}
 	return nil
+}
+
+// printBudgets says how the deployment's disruption budgets pace the replacements: each budget,
+// what it allows of the pool now, and when that changes.
+func printBudgets(w io.Writer, md *v1beta1.MachineDeployment, pool int32, now time.Time) {
+	if md.Spec.Disruption == nil || len(md.Spec.Disruption.Budgets) == 0 {
+		fmt.Fprintln(w, "No disruption budget paces it (spec.disruption).")
+		return
+	}
+	fmt.Fprintf(w, "Paced by its disruption budgets too (the most restrictive in force wins; pool of %d Machines):\n", pool)
+	for i, b := range md.Spec.Disruption.Budgets {
+		reasons := "every reason"
+		reason := v1beta1.DisruptionRollout
+		if len(b.Reasons) > 0 {
+			names := make([]string, len(b.Reasons))
+			for j, r := range b.Reasons {
+				names[j] = string(r)
+			}
+			reasons, reason = strings.Join(names, ", "), b.Reasons[0]
+		}
+		v := disruption.Decide(md.Spec.Disruption.Budgets[i:i+1], reason, pool, 0, now)
+		state := v.Message
+		if v.Allowed == disruption.Unlimited && v.Budget == "" {
+			state = "not in force now"
+		}
+		if !v.Until.IsZero() {
+			state += fmt.Sprintf("; changes at %s", v.Until.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(w, "  - %s (%s): %s\n", budgetName(b, i), reasons, state)
+	}
+}
+
+func budgetName(b v1beta1.DisruptionBudget, i int) string {
+	if b.Name != "" {
+		return b.Name
+	}
+	return fmt.Sprintf("budget-%d", i)
 }
 
 // changedDeployment returns live with the spec of the manifest in file ("-": standard input) as

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -400,6 +401,28 @@ var _ = Describe("kubectl machine rollout plan", func() {
 	row := func(name, action, what string) types.GomegaMatcher {
 		return MatchRegexp(`(?m)^` + regexp.QuoteMeta(name) + `\s+web-\S+\s+` + regexp.QuoteMeta(action) + `\s+` + regexp.QuoteMeta(what) + `$`)
 	}
+
+	It("shows the disruption budgets that pace the replacements, what each allows now and when that changes", func() {
+		ns := newNamespace()
+		md := builder.MachineDeployment(ns, "web", 2).Build()
+		md.Spec.Disruption = &v1beta1.Disruption{Budgets: []v1beta1.DisruptionBudget{
+			{Name: "one", Nodes: intstr.FromInt32(1)},
+			{Name: "new-year", Nodes: intstr.FromInt32(0), Reasons: []v1beta1.DisruptionReason{v1beta1.DisruptionRollout},
+				Schedule: "0 0 1 1 *", DurationSeconds: ptr(int32(3600))},
+		}}
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		Eventually(func() []v1beta1.Machine {
+			list := &v1beta1.MachineList{}
+			Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			return list.Items
+		}).Should(HaveLen(2))
+		out := plan(ns, "-f", manifest(md, func(d *v1beta1.MachineDeployment) {
+			d.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"instanceType":"large"}`)}
+		}))
+		Expect(out).To(ContainSubstring("Paced by its disruption budgets too (the most restrictive in force wins; pool of 2 Machines):"))
+		Expect(out).To(ContainSubstring("  - one (every reason): disruption budget one allows 1 Machines disrupted at once for Rollout; 0 are being disrupted\n"))
+		Expect(out).To(MatchRegexp(`  - new-year \(Rollout\): not in force now; changes at \d{4}-01-01T00:00:00Z`))
+	})
 
 	It("shows a metadata change and a timeout change in place, a providerSpec change replacing every Machine in the controller's order, and changes nothing", func() {
 		ns := newNamespace()
