@@ -24,7 +24,7 @@ fi
 
 start=$SECONDS
 echo "== libvirt host (providers/libvirt/hack/host-setup.sh)"
-"$root/providers/libvirt/hack/host-setup.sh"
+"$root/providers/libvirt/hack/host-setup.sh" 3>&- # the daemons it may start must not hold our stdout
 echo "== node image (make node-image: reused from its cache unless a pin changed; a cold build takes tens of minutes)"
 image=$(make --no-print-directory -C "$root" node-image | tail -1)
 echo "== node image into the storage pool (providers/libvirt/hack/import-node-image.sh)"

@@ -84,13 +84,23 @@ ensure_setting group '"root"'
 ensure_setting security_driver '"none"'
 ensure_setting seccomp_sandbox 0
 
-# 4. Daemons, only when not running.
+# 4. Daemons, only when not running. A daemon keeps the descriptors it was started with: one of
+# ours left open in it (the pipe of a caller's command substitution, make's) would keep that
+# reader waiting for ever, so it starts with none but /dev/null.
+start_daemon() {
+	(
+		for fd in $(ls "/proc/$BASHPID/fd"); do
+			if ((fd > 2)); then eval "exec $fd>&-"; fi
+		done
+		exec "$@" </dev/null >/dev/null 2>&1
+	)
+}
 if ! pidof virtlogd >/dev/null; then
-	virtlogd -d
+	start_daemon virtlogd -d
 	say "started virtlogd"
 fi
 if ! pidof libvirtd >/dev/null; then
-	libvirtd -d
+	start_daemon libvirtd -d
 	say "started libvirtd"
 elif $changed; then
 	say "libvirtd was already running: restart it so that the qemu.conf changes above apply"
