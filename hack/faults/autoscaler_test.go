@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -133,6 +134,64 @@ var _ = Describe("The cluster-autoscaler", Label("autoscaler"), func() {
 		Expect(marked).To(Equal(chosen), "and carry its delete-machine mark")
 		Expect(runningPods(s.NS, "web")()).To(HaveLen(1), "the remaining pod keeps running")
 		steps.done("scale-down 3 -> 1 of the two Machines it chose")
+	})
+
+	It("scales down under a disruption budget of 1: the set deletes the Machines it chose one at a time, holding the next, and the autoscaler waits", func() {
+		md := autoscaled(faults.MachineDeployment(s.NS, "pool", 1), 1, 4)
+		md.Spec.Disruption = &v1beta1.Disruption{Budgets: []v1beta1.DisruptionBudget{{Name: "one-at-a-time", Nodes: intstr.FromInt32(1)}}}
+		// A pre-drain hook the test removes keeps each deleted Machine deleting until the test
+		// says, so the second removal finds the budget used up whenever the autoscaler asks.
+		md.Spec.Template.Spec.LifecycleHooks.PreDrain = []v1beta1.LifecycleHook{{Name: "test-hold", Owner: "faults"}}
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		s.WaitRunning("pool", 1, time.Minute)
+		startAutoscaler(group(md), 1, 4)
+
+		web := workload(s.NS, "web", 3, "1500m")
+		Expect(k8s.Create(ctx, web)).To(Succeed())
+		Eventually(runningPods(s.NS, "web")).WithTimeout(3 * time.Minute).Should(HaveLen(3))
+		steps.done("scale-up 1 -> 3 for pending pods")
+
+		By("two pods go: the autoscaler removes two Nodes; one Machine is deleted, the other held")
+		Scale(web, 1)
+		Eventually(func() int32 { return replicasOf(md) }).WithTimeout(3 * time.Minute).Should(Equal(int32(1)), "the autoscaler lowered replicas by two")
+		var first v1beta1.Machine
+		Eventually(func(g Gomega) {
+			deleting, held := deletingAndHeld(g, s.NS)
+			g.Expect(deleting).To(HaveLen(1))
+			g.Expect(held).To(HaveLen(1))
+			first = deleting[0]
+		}).WithTimeout(3 * time.Minute).Should(Succeed())
+		Consistently(func(g Gomega) {
+			deleting, held := deletingAndHeld(g, s.NS)
+			g.Expect(deleting).To(HaveLen(1), "one Machine deleted at a time")
+			g.Expect(held).To(HaveLen(1), "the other held")
+		}).WithTimeout(20*time.Second).WithPolling(time.Second).Should(Succeed())
+		Expect(replicasOf(md)).To(Equal(int32(1)), "the autoscaler does not scale back up for the held Machine")
+		steps.done("the second removal held by the budget for 20 s")
+
+		By("the first Machine released: the held one goes next, then it is released too")
+		patchOut := func(m v1beta1.Machine) {
+			GinkgoHelper()
+			Expect(k8s.Patch(ctx, &m, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"lifecycleHooks":{"preDrain":null}}}`)))).To(Succeed())
+		}
+		patchOut(first)
+		var second v1beta1.Machine
+		Eventually(func(g Gomega) {
+			deleting, held := deletingAndHeld(g, s.NS)
+			g.Expect(held).To(BeEmpty())
+			g.Expect(deleting).To(HaveLen(1))
+			g.Expect(deleting[0].Name).NotTo(Equal(first.Name))
+			second = deleting[0]
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		patchOut(second)
+		Eventually(func() []string { return liveMachines(s.NS) }).WithTimeout(2 * time.Minute).Should(HaveLen(1))
+		// The hook off the template, and so off the Machine left, for the suite's clean-up.
+		Expect(k8s.Patch(ctx, md, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"template":{"spec":{"lifecycleHooks":{"preDrain":null}}}}}`)))).To(Succeed())
+		chosen := chosenMachines(as, s.NS)
+		deleted, _ := deletedAndMarked(s.NS)
+		Expect(deleted).To(Equal(chosen), "the Machines deleted are those of the Nodes the autoscaler chose")
+		Expect(runningPods(s.NS, "web")()).To(HaveLen(1), "the remaining pod keeps running")
+		steps.done("both removals done, one after the other")
 	})
 
 	It("removes the Machine it chose, and no other, from a rollout paused half-way, and skips the group while it rolls out", func() {
@@ -404,6 +463,22 @@ func tainted(node string) bool {
 		}
 	}
 	return false
+}
+
+// deletingAndHeld returns the Machines of ns being deleted and those a disruption budget holds.
+func deletingAndHeld(g Gomega, ns string) (deleting, held []v1beta1.Machine) {
+	list := &v1beta1.MachineList{}
+	g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+	for _, m := range list.Items {
+		c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition)
+		switch {
+		case m.DeletionTimestamp != nil:
+			deleting = append(deleting, m)
+		case c != nil && c.Status == metav1.ConditionFalse && c.Reason == "WaitingForDisruptionBudget":
+			held = append(held, m)
+		}
+	}
+	return deleting, held
 }
 
 // liveMachines returns the names of the Machines of ns that are not being deleted, sorted.

@@ -147,6 +147,7 @@ func (s *Scenario) Verify() {
 		return converged
 	}).WithTimeout(3*time.Minute).Should(BeEmpty(), "replicas converge")
 	note("instances", faults.CheckInstances(ctx, sub))
+	note("disruption budget", faults.CheckDisruption(ctx, sub))
 	note("links", faults.CheckLinks(sub, false))
 	note("drain", faults.CheckDrain(ctx, sub))
 	note("remediation", faults.CheckRemediations(ctx, sub))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
@@ -343,4 +344,76 @@ func ptrInt(p *int32, def int32) int32 {
 		return def
 	}
 	return *p
+}
+
+// CheckDisruption: no deletion on purpose of a Machine with a Node started while its
+// MachineDeployment's disruption budget was used up. When it started, the deployment's Machines
+// with a Node being deleted (it included) were at most the budget's nodes. Judged for the budgets
+// in force always and for every reason (no schedule, no reasons: a scenario that sets others
+// checks them itself); losses that are not on purpose (an instance that vanished or was
+// interrupted) count against the budget, but are not judged.
+func CheckDisruption(ctx context.Context, s Subject) []string {
+	mds := &v1beta1.MachineDeploymentList{}
+	if err := s.Client.List(ctx, mds, client.InNamespace(s.Namespace)); err != nil {
+		return []string{fmt.Sprintf("listing MachineDeployments: %v", err)}
+	}
+	var bad []string
+	for _, md := range mds.Items {
+		bound, name := budgetBound(&md)
+		if bound < 0 {
+			continue
+		}
+		var disrupted []MachineRecord
+		for _, r := range s.Tracker.Machines(s.Namespace) {
+			if r.AtDeletion != nil && r.AtDeletion.Status.NodeRef != nil && r.AtDeletion.Labels[v1beta1.DeploymentNameLabel] == md.Name {
+				disrupted = append(disrupted, r)
+			}
+		}
+		for _, r := range disrupted {
+			if lost := r.AtDeletion.Status; (lost.FailureReason != nil && *lost.FailureReason == v1beta1.InstanceMissingFailure) || lost.Interruption != nil {
+				continue
+			}
+			var at []string
+			for _, o := range disrupted {
+				if !o.Deleting.After(r.Deleting) && (o.Gone.IsZero() || o.Gone.After(r.Deleting)) {
+					at = append(at, o.Name)
+				}
+			}
+			if len(at) > bound {
+				sort.Strings(at)
+				bad = append(bad, fmt.Sprintf("MachineDeployment %s: the deletion of Machine %s started at %s with %d Machines being deleted (%s), over budget %s's %d",
+					md.Name, r.Name, r.Deleting.Format("15:04:05.000"), len(at), strings.Join(at, ", "), name, bound))
+			}
+		}
+	}
+	return bad
+}
+
+// budgetBound is the smallest nodes of md's budgets that are always in force for every reason,
+// resolved against its replicas as the controllers resolve it, and that budget's name; -1 when
+// there is none.
+func budgetBound(md *v1beta1.MachineDeployment) (int, string) {
+	if md.Spec.Disruption == nil {
+		return -1, ""
+	}
+	bound, name := -1, ""
+	for i, b := range md.Spec.Disruption.Budgets {
+		if b.Schedule != "" || len(b.Reasons) > 0 {
+			continue
+		}
+		n, err := intstr.GetScaledValueFromIntOrPercent(&b.Nodes, int(ptrInt(md.Spec.Replicas, 1)), false)
+		if err != nil {
+			continue
+		}
+		if b.Nodes.Type == intstr.String && n == 0 && b.Nodes.StrVal != "0%" {
+			n = 1
+		}
+		if bound < 0 || n < bound {
+			bound, name = n, b.Name
+			if name == "" {
+				name = fmt.Sprintf("budget-%d", i)
+			}
+		}
+	}
+	return bound, name
 }
