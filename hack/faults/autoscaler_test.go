@@ -153,7 +153,7 @@ var _ = Describe("The cluster-autoscaler", Label("autoscaler"), func() {
 
 		By("two pods go: the autoscaler removes two Nodes; one Machine is deleted, the other held")
 		Scale(web, 1)
-		Eventually(func() int32 { return replicasOf(md) }).WithTimeout(3 * time.Minute).Should(Equal(int32(1)), "the autoscaler lowered replicas by two")
+		Eventually(func() int32 { return replicasOf(md) }).WithTimeout(3*time.Minute).Should(Equal(int32(1)), "the autoscaler lowered replicas by two")
 		var first v1beta1.Machine
 		Eventually(func(g Gomega) {
 			deleting, held := deletingAndHeld(g, s.NS)
@@ -165,7 +165,7 @@ var _ = Describe("The cluster-autoscaler", Label("autoscaler"), func() {
 			deleting, held := deletingAndHeld(g, s.NS)
 			g.Expect(deleting).To(HaveLen(1), "one Machine deleted at a time")
 			g.Expect(held).To(HaveLen(1), "the other held")
-		}).WithTimeout(20*time.Second).WithPolling(time.Second).Should(Succeed())
+		}).WithTimeout(20 * time.Second).WithPolling(time.Second).Should(Succeed())
 		Expect(replicasOf(md)).To(Equal(int32(1)), "the autoscaler does not scale back up for the held Machine")
 		steps.done("the second removal held by the budget for 20 s")
 
