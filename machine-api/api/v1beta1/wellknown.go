@@ -24,9 +24,10 @@ const (
 	// autoscaler too, pause a MachineSet or MachineDeployment with ClusterAPIPausedAnnotation.
 	PausedAnnotation = Prefix + "paused"
 
-	// DoNotDisruptAnnotation on a Machine holds its voluntary disruption: its MachineSet does not
-	// delete it for a scale-down, a rollout, an expiry or a health check's remediation (the
-	// reasons of spec.disruption), with or without budgets. Value "true" (or empty) holds until the
+	// DoNotDisruptAnnotation on a Machine, or on a pod running on its Node, holds the Machine's
+	// voluntary disruption: its MachineSet does not delete it for a scale-down, a rollout, an
+	// expiry or a health check's remediation (the reasons of spec.disruption), with or without
+	// budgets. A pod that is done or deleted holds nothing. Value "true" (or empty) holds until the
 	// annotation is removed; a duration such as "2h" holds at most that long, counted from when the
 	// set first wanted to delete the Machine. Another value holds, and the hold says the value
 	// cannot be read. Involuntary losses and direct deletions are not held.

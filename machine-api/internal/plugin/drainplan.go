@@ -63,6 +63,10 @@ func drainPlan(ctx context.Context, e *env, name string, opts drain.Options) err
 	}
 	w := e.streams.Out
 	fmt.Fprintf(w, "Draining Node %s (machine %s/%s) now would:\n", node, m.Namespace, m.Name)
+	if v, ok := m.Annotations[v1beta1.DoNotDisruptAnnotation]; ok {
+		fmt.Fprintf(w, "  (its set does not delete it on purpose while the %s annotation (%q) holds: a drain starts on a direct deletion, or once the hold ends)\n",
+			v1beta1.DoNotDisruptAnnotation, v)
+	}
 	switch decision.Action {
 	case drain.NodeSkip:
 		fmt.Fprintf(w, "  (nothing on deletion: %s)\n", machinedrain.LocalRequest(m, time.Now()).Skip)

@@ -292,6 +292,16 @@ var _ = Describe("kubectl machine drain-plan", func() {
 		Expect(out).To(MatchRegexp(ns + `/db-0\s+Drain\s+0\s+\(none\)\s+wait \(PodDisruptionBudget\): blocked by PodDisruptionBudget ` + ns + `/db \(allows 0 disruptions\); deleted at`))
 	})
 
+	It("says that do-not-disrupt keeps the set from deleting the machine", func() {
+		ns := newNamespace()
+		m := builder.Machine(ns, "kept-1").Build()
+		m.Annotations = map[string]string{v1beta1.DoNotDisruptAnnotation: "true"}
+		runningFrom(m)
+		out, err := kubectlMachine("-n", ns, "drain-plan", "kept-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring(`(its set does not delete it on purpose while the ` + v1beta1.DoNotDisruptAnnotation + ` annotation ("true") holds`))
+	})
+
 	It("says when the pods of an unreachable Node will be deleted instead of evicted", func() {
 		ns := newNamespace()
 		m, node := runningMachine(ns, "lost-1")

@@ -64,6 +64,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -100,20 +101,64 @@ func doNotDisrupt(m *v1beta1.Machine, now time.Time) (disruption.Verdict, bool) 
 	if !ok {
 		return disruption.Verdict{}, false
 	}
-	key := v1beta1.DoNotDisruptAnnotation
+	return annotationHolds("the "+v1beta1.DoNotDisruptAnnotation+" annotation", value, holdSince(m, now).Time, now)
+}
+
+// annotationHolds reads a do-not-disrupt annotation's value (what names where it is): it holds
+// with "true" or no value, for a grace period from since with a duration, and, saying why, with a
+// value it cannot read.
+func annotationHolds(what, value string, since, now time.Time) (disruption.Verdict, bool) {
 	switch value = strings.TrimSpace(value); value {
 	case "", "true":
-		return disruption.Verdict{Message: fmt.Sprintf("the %s annotation holds it until it is removed", key)}, true
+		return disruption.Verdict{Message: what + " holds it until it is removed"}, true
 	}
 	grace, err := time.ParseDuration(value)
 	if err != nil || grace < 0 {
-		return disruption.Verdict{Message: fmt.Sprintf("the %s annotation holds it: its value %q is neither \"true\" nor a duration such as 2h, so it holds until it is fixed or removed", key, value)}, true
+		return disruption.Verdict{Message: fmt.Sprintf("%s holds it: its value %q is neither \"true\" nor a duration such as 2h, so it holds until it is fixed or removed", what, value)}, true
 	}
-	end := holdSince(m, now).Add(grace)
+	end := since.Add(grace)
 	if !now.Before(end) {
 		return disruption.Verdict{}, false
 	}
-	return disruption.Verdict{Message: fmt.Sprintf("the %s annotation holds it for %s, until %s", key, grace, end.UTC().Format(time.RFC3339)), Until: end}, true
+	return disruption.Verdict{Message: fmt.Sprintf("%s holds it for %s, until %s", what, grace, end.UTC().Format(time.RFC3339)), Until: end}, true
+}
+
+// podHolds reads, for each victim with a Node that no other rule exempts, the pods on that Node
+// from the API server, and returns the holds of those with a do-not-disrupt annotation, by
+// Machine name (pods that are done or terminating hold nothing). A Node whose pods cannot be read
+// holds its Machine: nothing is deleted by surprise.
+func (r *Reconciler) podHolds(ctx context.Context, victims []*v1beta1.Machine, now time.Time) map[string]disruption.Verdict {
+	holds := make([]*disruption.Verdict, len(victims))
+	parallel(len(victims), func(i int) error {
+		m := victims[i]
+		if _, exempt := disruptionOf(m); exempt != "" {
+			return nil
+		}
+		node := m.Status.NodeRef.Name
+		pods := &corev1.PodList{}
+		if err := r.APIReader.List(ctx, pods, client.MatchingFields{"spec.nodeName": node}); err != nil {
+			holds[i] = &disruption.Verdict{Message: fmt.Sprintf("the pods of Node %s cannot be read to look for the %s annotation: %v", node, v1beta1.DoNotDisruptAnnotation, err)}
+			return nil
+		}
+		for _, p := range pods.Items {
+			value, ok := p.Annotations[v1beta1.DoNotDisruptAnnotation]
+			if !ok || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			if v, hold := annotationHolds(fmt.Sprintf("the %s annotation of pod %s/%s", v1beta1.DoNotDisruptAnnotation, p.Namespace, p.Name), value, holdSince(m, now).Time, now); hold {
+				holds[i] = &v
+				return nil
+			}
+		}
+		return nil
+	})
+	out := map[string]disruption.Verdict{}
+	for i, v := range holds {
+		if v != nil {
+			out[victims[i].Name] = *v
+		}
+	}
+	return out
 }
 
 // isHold reports whether c is a hold this file writes.
@@ -156,7 +201,11 @@ func disrupting(m *v1beta1.Machine) bool {
 // withinBudget runs del on the victims the pool's budgets allow now, under the gate's lock, and
 // records the others in s.held. A set being deleted, or without budgets, deletes every victim.
 func (r *Reconciler) withinBudget(ctx context.Context, s *scope, victims []*v1beta1.Machine, del func([]*v1beta1.Machine) error) error {
-	if !s.set.DeletionTimestamp.IsZero() || len(victims) == 0 || (len(budgetsOf(s.set)) == 0 && !slices.ContainsFunc(victims, markedDoNotDisrupt)) {
+	if !s.set.DeletionTimestamp.IsZero() || len(victims) == 0 {
+		return del(victims)
+	}
+	pods := r.podHolds(ctx, victims, s.now)
+	if len(budgetsOf(s.set)) == 0 && len(pods) == 0 && !slices.ContainsFunc(victims, markedDoNotDisrupt) {
 		return del(victims)
 	}
 	g := &r.budgets
@@ -179,6 +228,10 @@ func (r *Reconciler) withinBudget(ctx context.Context, s *scope, victims []*v1be
 			continue
 		}
 		if v, holds := doNotDisrupt(m, s.now); holds {
+			s.held = append(s.held, heldMachine{machine: m, reason: reason, verdict: v, doNotDisrupt: true})
+			continue
+		}
+		if v, holds := pods[m.Name]; holds {
 			s.held = append(s.held, heldMachine{machine: m, reason: reason, verdict: v, doNotDisrupt: true})
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,6 +164,31 @@ var _ = Describe("A MachineSet with a disruption budget", func() {
 		Consistently(deleting(set), "2s").Should(BeEmpty(), "held for its grace period, and no other Machine taken instead of the one marked")
 		Eventually(deleting(set), "20s").Should(ConsistOf(HaveField("Name", protected.Name)), "deleted once the grace period ended")
 		Expect(eventReasons(&protected)()).To(ContainElement(machineset.ReasonDoNotDisrupt))
+	})
+
+	It("holds a Machine whose Node runs a pod marked do-not-disrupt until the pod goes", func() {
+		set := newSet(2)
+		protected := machinesOf(set)[0]
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch-job", Annotations: map[string]string{v1beta1.DoNotDisruptAnnotation: "true"}},
+			Spec:       corev1.PodSpec{NodeName: protected.Status.NodeRef.Name, Containers: []corev1.Container{{Name: "c", Image: "example.com/job"}}},
+		}
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		patch(&protected, `{"metadata":{"annotations":{"`+v1beta1.DeleteMachineAnnotation+`":"yes"}}}`)
+		patchReplicas(set, 1)
+		Eventually(func() string {
+			m := &v1beta1.Machine{}
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&protected), m)).To(Succeed())
+			if c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.DeletingCondition); c != nil {
+				return string(c.Status) + "/" + c.Reason + ": " + c.Message
+			}
+			return ""
+		}).Should(And(HavePrefix("False/"+machineset.ReasonDoNotDisrupt), ContainSubstring("pod "+ns+"/batch-job")))
+		Consistently(deleting(set), "2s").Should(BeEmpty(), "held while the pod runs")
+
+		By("the pod finished and deleted: the Machine goes")
+		Expect(k8s.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		Eventually(deleting(set), "30s").Should(ConsistOf(HaveField("Name", protected.Name)))
 	})
 
 	It("holds a remediation in a frozen window while a Machine whose instance vanished is deleted at once", func() {
