@@ -168,6 +168,26 @@ var _ = Describe("kubectl machine why", func() {
 			v1beta1.NodeUninitializedTaintKey + ": no pod lands on it until the Machine's labels and taints are applied"))
 	})
 
+	It("shows a Node linked but still kept from workloads by the initialization taint", func() {
+		ns := newNamespace()
+		// Paused: the controllers and the node linker leave the Machine and its Node as the test
+		// makes them, as they would be between the link and a refused metadata patch.
+		m := builder.Machine(ns, "gated").Build()
+		m.Annotations = map[string]string{v1beta1.PausedAnnotation: ""}
+		m.Spec.ProviderID = "test:///" + ns + "/gated"
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "gated-"}, Spec: corev1.NodeSpec{
+			ProviderID: m.Spec.ProviderID, Taints: []corev1.Taint{{Key: v1beta1.NodeUninitializedTaintKey, Effect: corev1.TaintEffectNoSchedule}},
+		}}
+		Expect(k8s.Create(ctx, node)).To(Succeed())
+		ac := acv1beta1.Machine(m.Name, ns).WithStatus(acv1beta1.MachineStatus().WithNodeRef(acv1beta1.NodeReference().WithKind("Node").WithName(node.Name).WithUID(node.UID)))
+		Expect(k8s.Status().Apply(ctx, ac, client.FieldOwner("test-linker"))).To(Succeed())
+		out, err := kubectlMachine("-n", ns, "why", "gated")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("Node: " + node.Name + " (linked, still tainted " + v1beta1.NodeUninitializedTaintKey +
+			": waiting for the Machine's labels and taints to be applied (see the events below); no pod lands on it until then)"))
+	})
+
 	It("says when do-not-disrupt or a disruption budget holds the machine's deletion", func() {
 		ns := newNamespace()
 		m := builder.Machine(ns, "kept").Build()
