@@ -150,3 +150,21 @@ func TestDoNotDisruptIsChosenLast(t *testing.T) {
 		t.Errorf("picked %v, want the Machine marked for deletion, protected or not", got)
 	}
 }
+
+// TestDoNotDisruptTheCacheDoesNotShowYet protects the race a person meets who protects a Machine
+// and scales down right after: the set shrinks from a cache that shows the new replicas but not yet
+// the annotation, and must still hold the Machine, because the marks are read from the API server.
+func TestDoNotDisruptTheCacheDoesNotShowYet(t *testing.T) {
+	cached := []*v1beta1.Machine{machine("a", 0), machine("b", 1)}
+	fresh := []v1beta1.Machine{*machine("a", 0, annotated, doNotDisruptFor("6s")), *machine("b", 1)}
+	got := withMarks(cached, fresh)
+	if _, holds := doNotDisrupt(got[0], t0); !holds {
+		t.Fatalf("a is not held: its annotations as merged are %v", got[0].Annotations)
+	}
+	if markedDoNotDisrupt(cached[0]) {
+		t.Fatal("the cached Machine was modified")
+	}
+	if got[1] != cached[1] {
+		t.Error("a Machine whose marks did not change was copied")
+	}
+}

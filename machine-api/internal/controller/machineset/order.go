@@ -108,27 +108,36 @@ func pickForDeletion(active []*v1beta1.Machine, n int, policy v1beta1.DeletePoli
 	return sorted[:min(n, len(sorted))]
 }
 
-// withMarks returns active (from the cache) with the delete-machine mark of each Machine as fresh
-// (read from the API server) has it: the cluster-autoscaler marks the Machine it wants removed just
-// before it lowers the replicas, and the cache may show the new replicas before the mark. A mark
-// only the cache shows is kept (fresh has no newer word on a Machine it does not list). active is
-// not modified: a Machine that gains a mark is a copy.
+// withMarks returns active (from the cache) with the marks of each Machine as fresh (read from the
+// API server) has them: the delete-machine mark (the cluster-autoscaler marks the Machine it wants
+// removed just before it lowers the replicas, and the cache may show the new replicas before the
+// mark) and the do-not-disrupt annotation (put on just before a scale-down, it must hold that
+// scale-down). A mark only the cache shows is kept (fresh has no newer word on a Machine it does
+// not list, and keeping a do-not-disrupt deletes nothing). active is not modified: a Machine whose
+// marks change is a copy.
 func withMarks(active []*v1beta1.Machine, fresh []v1beta1.Machine) []*v1beta1.Machine {
-	marks := map[types.UID]string{}
+	byUID := make(map[types.UID]*v1beta1.Machine, len(fresh))
 	for i := range fresh {
-		if v, ok := fresh[i].Annotations[v1beta1.DeleteMachineAnnotation]; ok {
-			marks[fresh[i].UID] = v
-		}
+		byUID[fresh[i].UID] = &fresh[i]
 	}
 	out := slices.Clone(active)
 	for i, m := range out {
-		if v, ok := marks[m.UID]; ok && !hasKey(m.Annotations, v1beta1.DeleteMachineAnnotation) {
-			c := m.DeepCopy()
-			if c.Annotations == nil {
-				c.Annotations = map[string]string{}
+		f := byUID[m.UID]
+		if f == nil {
+			continue
+		}
+		for _, key := range []string{v1beta1.DeleteMachineAnnotation, v1beta1.DoNotDisruptAnnotation} {
+			v, ok := f.Annotations[key]
+			if cur, has := out[i].Annotations[key]; !ok || (has && cur == v) {
+				continue
 			}
-			c.Annotations[v1beta1.DeleteMachineAnnotation] = v
-			out[i] = c
+			if out[i] == m {
+				out[i] = m.DeepCopy()
+			}
+			if out[i].Annotations == nil {
+				out[i].Annotations = map[string]string{}
+			}
+			out[i].Annotations[key] = v
 		}
 	}
 	return out
