@@ -323,19 +323,7 @@ var _ = Describe("Day-2 changes of a MachineDeployment", func() {
 // because the test stepped the clock, not because it waited.
 var _ = Describe("machineMaxAgeSeconds on the controllers' clock", Ordered, func() {
 	var clock *testclock.FakeClock
-	BeforeAll(func() {
-		provider := st.Provider
-		Expect(st.Stop()).To(Succeed())
-		clock = testclock.NewFakeClock(time.Now().Truncate(time.Second))
-		var err error
-		st, err = stack.Start(env.Config, stack.Options{Provider: provider, Clock: clock})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() {
-			Expect(st.Stop()).To(Succeed())
-			st, err = stack.Start(env.Config, stack.Options{Provider: provider})
-			Expect(err).NotTo(HaveOccurred())
-		})
-	})
+	BeforeAll(func() { clock = onFakeClock() })
 
 	It("replaces only the Machines whose instance is older than machineMaxAgeSeconds", func() {
 		ns := newNamespace()
@@ -374,19 +362,7 @@ var _ = Describe("machineMaxAgeSeconds on the controllers' clock", Ordered, func
 // The disruption budget paces every reason at once: the deployment's sets share it.
 var _ = Describe("A disruption budget on the controllers' clock", Ordered, func() {
 	var clock *testclock.FakeClock
-	BeforeAll(func() {
-		provider := st.Provider
-		Expect(st.Stop()).To(Succeed())
-		clock = testclock.NewFakeClock(time.Now().Truncate(time.Second))
-		var err error
-		st, err = stack.Start(env.Config, stack.Options{Provider: provider, Clock: clock})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() {
-			Expect(st.Stop()).To(Succeed())
-			st, err = stack.Start(env.Config, stack.Options{Provider: provider})
-			Expect(err).NotTo(HaveOccurred())
-		})
-	})
+	BeforeAll(func() { clock = onFakeClock() })
 
 	It("replaces a class edit and expired Machines of 6 no more than one at a time under a budget of 1, where maxUnavailable allows 3", func() {
 		ns := newNamespace()
@@ -441,6 +417,24 @@ var _ = Describe("A disruption budget on the controllers' clock", Ordered, func(
 		Eventually(func() []string { return live(ns) }, "60s").Should(And(HaveLen(2), Not(ContainElement(BeElementOf(old)))))
 	})
 })
+
+// onFakeClock restarts the suite's manager on a fake clock, for the rest of an Ordered container,
+// and back on the real one after it.
+func onFakeClock() *testclock.FakeClock {
+	GinkgoHelper()
+	provider := st.Provider
+	Expect(st.Stop()).To(Succeed())
+	clock := testclock.NewFakeClock(time.Now().Truncate(time.Second))
+	var err error
+	st, err = stack.Start(env.Config, stack.Options{Provider: provider, Clock: clock})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		Expect(st.Stop()).To(Succeed())
+		st, err = stack.Start(env.Config, stack.Options{Provider: provider})
+		Expect(err).NotTo(HaveOccurred())
+	})
+	return clock
+}
 
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
