@@ -48,7 +48,7 @@ func Decide(budgets []v1beta1.DisruptionBudget, reason v1beta1.DisruptionReason,
 		if len(b.Reasons) > 0 && !slices.Contains(b.Reasons, reason) {
 			continue
 		}
-		name := nameOf(b, i)
+		name := Name(b, i)
 		w, err := windowOf(b, now)
 		if err != nil {
 			// A budget that cannot be read holds what it would bound, until it is fixed.
@@ -135,7 +135,8 @@ func nodesOf(v intstr.IntOrString, size int32) (int, error) {
 	return n, nil
 }
 
-func nameOf(b *v1beta1.DisruptionBudget, i int) string {
+// Name is the name of budget b, the i-th of its list: its own, or budget-<i>.
+func Name(b *v1beta1.DisruptionBudget, i int) string {
 	if b.Name != "" {
 		return b.Name
 	}

@@ -136,15 +136,8 @@ func printBudgets(w io.Writer, md *v1beta1.MachineDeployment, pool int32, now ti
 		if !v.Until.IsZero() {
 			state += fmt.Sprintf("; changes at %s", v.Until.UTC().Format(time.RFC3339))
 		}
-		fmt.Fprintf(w, "  - %s (%s): %s\n", budgetName(b, i), reasons, state)
+		fmt.Fprintf(w, "  - %s (%s): %s\n", disruption.Name(&b, i), reasons, state)
 	}
-}
-
-func budgetName(b v1beta1.DisruptionBudget, i int) string {
-	if b.Name != "" {
-		return b.Name
-	}
-	return fmt.Sprintf("budget-%d", i)
 }
 
 // changedDeployment returns live with the spec of the manifest in file ("-": standard input) as
