@@ -88,20 +88,22 @@ func (t *Tracker) observePod(p *corev1.Pod, _ bool) {
 func (t *Tracker) Nodes() []NodeRecord {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]NodeRecord, 0, len(t.nodes))
-	for _, r := range t.nodes {
-		out = append(out, *r)
-	}
-	return out
+	return copies(t.nodes)
 }
 
 // Bindings returns every pod binding seen, in any namespace.
 func (t *Tracker) Bindings() []Binding {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]Binding, 0, len(t.bindings))
-	for _, b := range t.bindings {
-		out = append(out, *b)
+	return copies(t.bindings)
+}
+
+// copies returns a copy of each record of m, in no particular order, so that the caller reads
+// them without the tracker's lock while the watches go on updating the originals.
+func copies[K comparable, V any](m map[K]*V) []V {
+	out := make([]V, 0, len(m))
+	for _, r := range m {
+		out = append(out, *r)
 	}
 	return out
 }
