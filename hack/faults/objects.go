@@ -27,15 +27,13 @@ func Template(pool string) v1beta1.MachineTemplateSpec {
 	}
 }
 
-// MachineDeployment returns a deployment of replicas Machines of pool named name.
+// MachineDeployment returns a deployment of replicas Machines of pool named name: the pool of
+// MachineSet(ns, name, replicas), rolled out by a deployment (the schema's default strategy).
 func MachineDeployment(ns, name string, replicas int32) *v1beta1.MachineDeployment {
+	pool := MachineSet(ns, name, replicas)
 	return &v1beta1.MachineDeployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.MachineDeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: v1beta1.LabelSelector{MatchLabels: map[string]string{PoolLabel: name}},
-			Template: Template(name),
-		},
+		ObjectMeta: pool.ObjectMeta,
+		Spec:       v1beta1.MachineDeploymentSpec{Replicas: pool.Spec.Replicas, Selector: pool.Spec.Selector, Template: pool.Spec.Template},
 	}
 }
 
