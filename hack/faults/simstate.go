@@ -11,30 +11,18 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"machineapi.dev/machine-api/provider/sim"
 )
 
-// Instance is what the simulated provider keeps per instance in --sim-state-dir (one JSON file
-// per Machine UID); the fields the invariants read. It mirrors sim.Instance rather than importing
-// it: the sim package would pull the drain module's kubectl dependencies into this module.
-type Instance struct {
-	ID          types.UID `json:"id"`
-	Namespace   string    `json:"namespace"`
-	Machine     string    `json:"machine"`
-	ProviderID  string    `json:"providerID"`
-	NodeName    string    `json:"nodeName"`
-	InternalIP  string    `json:"internalIP"`
-	CreatedAt   time.Time `json:"createdAt"`
-	Registered  bool      `json:"registered"`
-	PodsRemoved int       `json:"podsRemoved"`
-}
-
-// ReadInstances reads every instance file in dir: the provider's instances right now.
-func ReadInstances(dir string) (map[types.UID]Instance, error) {
+// ReadInstances reads every instance file in dir, the simulated provider's --sim-state-dir (one
+// JSON file of a sim.Instance per Machine UID): the provider's instances right now.
+func ReadInstances(dir string) (map[types.UID]sim.Instance, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[types.UID]Instance, len(files))
+	out := make(map[types.UID]sim.Instance, len(files))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if os.IsNotExist(err) {
@@ -43,7 +31,7 @@ func ReadInstances(dir string) (map[types.UID]Instance, error) {
 		if err != nil {
 			return nil, err
 		}
-		var inst Instance
+		var inst sim.Instance
 		if err := json.Unmarshal(data, &inst); err != nil {
 			continue // the provider writes atomically; a torn read is a file being replaced
 		}
@@ -62,12 +50,12 @@ type InstanceHistory struct {
 	mu       sync.Mutex
 	created  map[types.UID]map[time.Time]bool
 	maxPods  map[types.UID]int
-	lastSeen map[types.UID]Instance
+	lastSeen map[types.UID]sim.Instance
 }
 
 // WatchInstances starts sampling dir until ctx ends.
 func WatchInstances(ctx context.Context, dir string) *InstanceHistory {
-	h := &InstanceHistory{dir: dir, created: map[types.UID]map[time.Time]bool{}, maxPods: map[types.UID]int{}, lastSeen: map[types.UID]Instance{}}
+	h := &InstanceHistory{dir: dir, created: map[types.UID]map[time.Time]bool{}, maxPods: map[types.UID]int{}, lastSeen: map[types.UID]sim.Instance{}}
 	go func() {
 		t := time.NewTicker(150 * time.Millisecond)
 		defer t.Stop()
@@ -116,10 +104,10 @@ func (h *InstanceHistory) Recreated() map[types.UID]int {
 }
 
 // Seen returns every instance ever sampled, as last seen.
-func (h *InstanceHistory) Seen() map[types.UID]Instance {
+func (h *InstanceHistory) Seen() map[types.UID]sim.Instance {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[types.UID]Instance, len(h.lastSeen))
+	out := make(map[types.UID]sim.Instance, len(h.lastSeen))
 	for k, v := range h.lastSeen {
 		out[k] = v
 	}
