@@ -30,5 +30,7 @@
 //
 // Start writes nothing but the kubeconfig it is given and the components' logs and serving
 // certificates under Options.Dir, waits until each component answers its /healthz, and returns an
-// error naming the command that builds a missing binary. Stop terminates both and waits.
+// error naming the command that builds a missing binary. Stop terminates both and waits. The
+// components run as process.Process (package process, shared with the local stack of make run):
+// each in its own process group, killed if the test binary dies.
 package testplane

@@ -5,15 +5,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"machineapi.dev/drain/testplane/process"
 )
 
 // Controller lists for Options.Controllers.
@@ -48,15 +46,7 @@ type Options struct {
 
 // Components are the running processes.
 type Components struct {
-	procs []*process
-}
-
-type process struct {
-	name    string
-	logFile string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	err     error
+	procs []*process.Process
 }
 
 // MissingBinaryError says which binary is missing and how to build it.
@@ -108,7 +98,7 @@ func Start(ctx context.Context, o Options) (*Components, error) {
 	}
 	cs := &Components{}
 	for _, c := range todo {
-		port, err := freePort()
+		port, err := process.FreePort()
 		if err != nil {
 			cs.Stop()
 			return nil, err
@@ -120,13 +110,15 @@ func Start(ctx context.Context, o Options) (*Components, error) {
 			"--cert-dir=" + filepath.Join(o.Dir, c.name+"-certs"),
 			"--leader-elect=false",
 		}, c.args...)
-		p, err := startProcess(c.name, filepath.Join(o.BinDir, c.name), args, filepath.Join(o.Dir, c.name+".log"))
+		p, err := process.Start(c.name, filepath.Join(o.BinDir, c.name), args, filepath.Join(o.Dir, c.name+".log"))
 		if err != nil {
 			cs.Stop()
 			return nil, err
 		}
 		cs.procs = append(cs.procs, p)
-		if err := waitHealthy(ctx, p, port); err != nil {
+		// The health endpoint is served with a self-signed certificate and needs no credentials.
+		insecure := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // loopback health check of a self-signed server
+		if err := process.WaitHTTP(ctx, p, fmt.Sprintf("https://127.0.0.1:%d/healthz", port), insecure, time.Minute); err != nil {
 			cs.Stop()
 			return nil, err
 		}
@@ -137,7 +129,7 @@ func Start(ctx context.Context, o Options) (*Components, error) {
 // Stop terminates the components (SIGTERM, then SIGKILL after 10 seconds) and waits for them.
 func (c *Components) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].stop(10 * time.Second)
+		c.procs[i].Stop(10 * time.Second)
 	}
 	c.procs = nil
 }
@@ -146,82 +138,7 @@ func (c *Components) Stop() {
 func (c *Components) LogFiles() map[string]string {
 	out := map[string]string{}
 	for _, p := range c.procs {
-		out[p.name] = p.logFile
+		out[p.Name] = p.LogFile
 	}
 	return out
-}
-
-func startProcess(name, path string, args []string, logFile string) (*process, error) {
-	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	// Its own process group, killed if the test binary dies: a crashed suite leaves nothing behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = log.Close()
-		return nil, fmt.Errorf("starting %s: %w", path, err)
-	}
-	p := &process{name: name, logFile: logFile, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		_ = log.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *process) stop(grace time.Duration) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-// waitHealthy polls the component's /healthz (served with a self-signed certificate; the path needs
-// no credentials) until it answers 200, the process exits, or a minute passes.
-func waitHealthy(ctx context.Context, p *process, port int) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // loopback health check of a self-signed server
-	}}
-	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if resp, err := client.Get(url); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-p.done:
-			// %v: the exit status is nil after a clean exit, and is shown, not wrapped.
-			return fmt.Errorf("%s exited before it was healthy (%v); see %s", p.name, p.err, p.logFile) //nolint:errorlint // see above
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s was not healthy at %s after a minute; see %s", p.name, url, p.logFile)
-		}
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

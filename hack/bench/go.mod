@@ -11,6 +11,7 @@ require (
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
+	machineapi.dev/drain v0.1.0
 	machineapi.dev/hack/tools v0.0.0
 	machineapi.dev/machine-api v0.1.0
 	sigs.k8s.io/controller-runtime v0.25.2
@@ -87,7 +88,6 @@ require (
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/kubectl v0.37.2 // indirect
-	machineapi.dev/drain v0.1.0 // indirect
 	machineapi.dev/nodelink v0.1.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/kustomize/api v0.21.1 // indirect

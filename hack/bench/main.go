@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"machineapi.dev/drain/testplane/process"
 	"machineapi.dev/hack/tools/localstack"
 	"machineapi.dev/machine-api/manager"
 )
@@ -119,7 +120,7 @@ type env struct {
 	cache      cache.Cache
 	track      *tracker
 	stateDir   string
-	manager    *localstack.Process // the running machine-manager
+	manager    *process.Process // the running machine-manager
 }
 
 func run(ctx context.Context, o options) (*results, error) {
@@ -132,7 +133,7 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(state)
-	apiserverPort, err := localstack.FreePort()
+	apiserverPort, err := process.FreePort()
 	if err != nil {
 		return nil, err
 	}

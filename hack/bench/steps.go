@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"machineapi.dev/hack/tools/localstack"
+	"machineapi.dev/drain/testplane/process"
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
@@ -152,7 +152,7 @@ func (e *env) pids() map[string]int {
 	return out
 }
 
-func (e *env) startManager() (*localstack.Process, error) {
+func (e *env) startManager() (*process.Process, error) {
 	args := []string{
 		"--kubeconfig=" + e.kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--sim-boot-delay=0", "--sim-heartbeat-interval=-1s", "--sim-state-dir=" + filepath.Join(e.stateDir, "sim"),
@@ -161,7 +161,7 @@ func (e *env) startManager() (*localstack.Process, error) {
 		args = append(args, "--pprof-bind-address=127.0.0.1:6060")
 	}
 	args = append(args, strings.Fields(e.o.managerArgs)...)
-	p, err := localstack.StartProcess("machine-manager", e.o.managerBin, args, filepath.Join(e.stateDir, "logs", "machine-manager.log"))
+	p, err := process.Start("machine-manager", e.o.managerBin, args, filepath.Join(e.stateDir, "logs", "machine-manager.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (e *env) nodelinkAlone(ctx context.Context, n int, floor floorResult) (step
 		return stepResult{}, err
 	}
 	start := time.Now()
-	p, err := localstack.StartProcess("nodelink", e.o.nodelinkBin, []string{
+	p, err := process.Start("nodelink", e.o.nodelinkBin, []string{
 		"--kubeconfig=" + e.kubeconfig, "--namespace=" + ns, "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--max-concurrent-reconciles=20",
 	}, filepath.Join(e.stateDir, "logs", "nodelink.log"))

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"machineapi.dev/hack/tools/localstack"
+	"machineapi.dev/drain/testplane/process"
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
@@ -30,7 +30,7 @@ type Autoscaler struct {
 	Namespace string
 	LogFile   string
 
-	proc *localstack.Process
+	proc *process.Process
 }
 
 // Where the autoscaler writes its status: the ConfigMap AutoscalerStatusConfigMap in
@@ -82,7 +82,7 @@ func (a *Autoscaler) Start(ctx context.Context, c client.Client) error {
 	}
 	// env sets the group for the autoscaler alone (the suite's own environment is left as it is).
 	args := append([]string{"CAPI_GROUP=" + v1beta1.GroupVersion.Group, a.Binary}, AutoscalerArgs(a.Kubeconfig, a.Namespace, port)...)
-	p, err := localstack.StartProcess("cluster-autoscaler", "/usr/bin/env", args, a.LogFile)
+	p, err := process.Start("cluster-autoscaler", "/usr/bin/env", args, a.LogFile)
 	if err != nil {
 		return err
 	}

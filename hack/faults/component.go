@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"machineapi.dev/hack/tools/localstack"
+	"machineapi.dev/drain/testplane/process"
 )
 
 // Component is a manager binary (machine-manager or cluster-manager) run as a child process, with
@@ -27,7 +27,7 @@ type Component struct {
 	Args   []string
 	LogDir string
 
-	proc        *localstack.Process
+	proc        *process.Process
 	metricsPort int
 	runs        int
 	killed      bool
@@ -48,7 +48,7 @@ func (c *Component) Start() error {
 	c.killed = false
 	args := append([]string{fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port), "--health-probe-bind-address=0"}, c.Args...)
 	log := filepath.Join(c.LogDir, fmt.Sprintf("%s-%d.log", c.Name, c.runs))
-	p, err := localstack.StartProcess(c.Name, c.Binary, args, log)
+	p, err := process.Start(c.Name, c.Binary, args, log)
 	if err != nil {
 		return err
 	}
@@ -96,13 +96,13 @@ func (c *Component) Exited() error { return exitedOnItsOwn(c.Name, c.proc) }
 // exitedOnItsOwn returns an error, with the end of its log, when p (nil: not running) has ended:
 // the suite stops or kills a process only after forgetting it, so an end it sees is a crash or a
 // refusal to start.
-func exitedOnItsOwn(name string, p *localstack.Process) error {
+func exitedOnItsOwn(name string, p *process.Process) error {
 	if p == nil {
 		return nil
 	}
 	select {
 	case <-p.Done():
-		return fmt.Errorf("%s exited on its own (%v); the end of %s:\n%s", name, p.Err(), p.LogFile, localstack.Tail(p.LogFile, 20)) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
+		return fmt.Errorf("%s exited on its own (%v); the end of %s:\n%s", name, p.Err(), p.LogFile, process.Tail(p.LogFile, 20)) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
 	default:
 		return nil
 	}

@@ -16,6 +16,7 @@ require (
 	k8s.io/client-go v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	machineapi.dev/cluster-api v0.1.0
+	machineapi.dev/drain v0.1.0
 	machineapi.dev/hack/tools v0.0.0
 	machineapi.dev/machine-api v0.1.0
 	machineapi.dev/nodelink v0.1.0

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 
+	"machineapi.dev/drain/testplane/process"
 	"machineapi.dev/hack/tools/localstack"
 )
 
@@ -46,7 +47,7 @@ func StartPlane(ctx context.Context, binDir, dir string, controllers []string) (
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 right now.
-func FreePort() (int, error) { return localstack.FreePort() }
+func FreePort() (int, error) { return process.FreePort() }
 
 // FreePortPair returns a port p such that p and p+1 are both free (etcd's client and peer ports).
 func FreePortPair() (int, error) { return localstack.FreePortPair() }

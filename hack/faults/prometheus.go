@@ -16,7 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"machineapi.dev/hack/tools/localstack"
+	"machineapi.dev/drain/testplane/process"
 )
 
 // Prometheus is a real Prometheus server (built from the module hack/prometheus pins) run as a
@@ -24,7 +24,7 @@ import (
 // its HTTP API.
 type Prometheus struct {
 	addr string
-	proc *localstack.Process
+	proc *process.Process
 	log  string
 }
 
@@ -83,7 +83,7 @@ func StartPrometheus(ctx context.Context, o PrometheusOptions) (*Prometheus, err
 		return nil, err
 	}
 	p := &Prometheus{addr: fmt.Sprintf("127.0.0.1:%d", port), log: filepath.Join(o.Dir, "prometheus.log")}
-	p.proc, err = localstack.StartProcess("prometheus", o.Binary, []string{
+	p.proc, err = process.Start("prometheus", o.Binary, []string{
 		"--config.file=" + config, "--storage.tsdb.path=" + filepath.Join(o.Dir, "data"), "--web.listen-address=" + p.addr,
 	}, p.log)
 	if err != nil {

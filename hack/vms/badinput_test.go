@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"machineapi.dev/hack/tools/localstack"
+	"machineapi.dev/drain/testplane/process"
 	"machineapi.dev/hack/vms"
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/bootstrap"
@@ -49,7 +49,7 @@ var _ = Describe("A libvirt Machine the provider cannot make", func() {
 	}
 
 	It("on an unreachable libvirt host: names the URI and what to check, and keeps trying", func() {
-		port, err := localstack.FreePort() // on loopback, where nothing listens
+		port, err := process.FreePort() // on loopback, where nothing listens
 		Expect(err).NotTo(HaveOccurred())
 		uri := fmt.Sprintf("qemu+tcp://127.0.0.1:%d/system", port)
 		m := badMachine("unreachable", func(s map[string]any) { s["uri"] = uri })

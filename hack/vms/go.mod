@@ -14,6 +14,7 @@ require (
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
+	machineapi.dev/drain v0.1.0
 	machineapi.dev/hack/tools v0.0.0
 	machineapi.dev/machine-api v0.1.0
 	machineapi.dev/provider-libvirt v0.0.0

@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"machineapi.dev/hack/tools/localstack"
+	"machineapi.dev/drain/testplane/process"
 )
 
 // Manager is the machine-manager-libvirt binary, run as a child process against the suite's
 // control plane, as a user runs it: every machine-api controller with the libvirt provider.
 type Manager struct {
-	proc        *localstack.Process
+	proc        *process.Process
 	metricsPort int
 }
 
@@ -36,7 +36,7 @@ func BuildManager(root, dir string) (string, error) {
 // managerID in its domains' metadata; its log goes to logFile. It returns once the manager serves
 // its metrics (its controllers are starting). extra flags go last.
 func StartManager(ctx context.Context, binary, kubeconfig, namespace, managerID, logFile string, extra ...string) (*Manager, error) {
-	port, err := localstack.FreePort()
+	port, err := process.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func StartManager(ctx context.Context, binary, kubeconfig, namespace, managerID,
 		"--leader-elect=false",
 	}
 	args = append(args, extra...)
-	p, err := localstack.StartProcess("machine-manager-libvirt", binary, args, logFile)
+	p, err := process.Start("machine-manager-libvirt", binary, args, logFile)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func StartManager(ctx context.Context, binary, kubeconfig, namespace, managerID,
 func (m *Manager) Exited() error {
 	select {
 	case <-m.proc.Done():
-		return fmt.Errorf("machine-manager-libvirt exited on its own (%v); the end of %s:\n%s", m.proc.Err(), m.proc.LogFile, localstack.Tail(m.proc.LogFile, 30)) //nolint:errorlint // the exit status is shown, not wrapped
+		return fmt.Errorf("machine-manager-libvirt exited on its own (%v); the end of %s:\n%s", m.proc.Err(), m.proc.LogFile, process.Tail(m.proc.LogFile, 30)) //nolint:errorlint // the exit status is shown, not wrapped
 	default:
 		return nil
 	}

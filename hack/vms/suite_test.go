@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"machineapi.dev/drain/testplane/process"
 	"machineapi.dev/hack/tools/localstack"
 	"machineapi.dev/hack/vms"
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
@@ -100,7 +101,7 @@ var _ = BeforeSuite(func() {
 		_ = os.RemoveAll(stateDir)
 	})
 
-	apiPort, err := localstack.FreePort()
+	apiPort, err := process.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	etcdPort, err := localstack.FreePortPair()
 	Expect(err).NotTo(HaveOccurred())

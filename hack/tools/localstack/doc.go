@@ -22,9 +22,9 @@
 // they can check.
 //
 // Start checks its inputs before it starts anything (missing binaries, ports already taken) and
-// returns errors that say what to do. Every process it starts runs in its own process group and is
-// asked to die with its parent; Stop terminates them in reverse order and waits, so Ctrl-C leaves
-// nothing running.
+// returns errors that say what to do. Every process it starts (machineapi.dev/drain/testplane/process,
+// which the test suites' testplane shares) runs in its own process group and is asked to die with
+// its parent; Stop terminates them in reverse order and waits, so Ctrl-C leaves nothing running.
 //
 // Start reading at Start; pki.go makes the certificates and the kubeconfig.
 package localstack

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"machineapi.dev/drain/testplane/process"
 )
 
 // Config says where the binaries are, where state lives and which loopback ports to use.
@@ -108,8 +108,8 @@ type Plane struct {
 	Server     string // https URL of the API server
 
 	mu        sync.Mutex
-	procs     []*Process // in start order; Stop goes backwards
-	apiserver *Process   // the API server running now (nil after KillAPIServer)
+	procs     []*process.Process // in start order; Stop goes backwards
+	apiserver *process.Process   // the API server running now (nil after KillAPIServer)
 	restarts  int
 }
 
@@ -180,13 +180,13 @@ func (p *Plane) startEtcd(ctx context.Context) error {
 	if cfg.EtcdUnsafeNoFsync {
 		etcdArgs = append(etcdArgs, "--unsafe-no-fsync=true")
 	}
-	etcd, err := StartProcess("etcd", filepath.Join(cfg.BinDir, "etcd"), etcdArgs, filepath.Join(p.logDir(), "etcd.log"))
+	etcd, err := process.Start("etcd", filepath.Join(cfg.BinDir, "etcd"), etcdArgs, filepath.Join(p.logDir(), "etcd.log"))
 	if err != nil {
 		return err
 	}
 	p.add(etcd)
 	fmt.Fprintf(cfg.Log, "etcd: started (pid %d), data in %s, log in %s\n", etcd.Pid(), filepath.Join(cfg.StateDir, "etcd"), etcd.LogFile)
-	if err := waitHTTP(ctx, etcd, etcdURL+"/health", nil, 30*time.Second); err != nil {
+	if err := process.WaitHTTP(ctx, etcd, etcdURL+"/health", nil, 30*time.Second); err != nil {
 		p.Stop()
 		return err
 	}
@@ -256,7 +256,7 @@ func (p *Plane) StartAPIServer(ctx context.Context) error {
 		logFile = filepath.Join(p.logDir(), fmt.Sprintf("kube-apiserver-restart-%d.log", p.restarts))
 	}
 	p.restarts++
-	apiserver, err := StartProcess("kube-apiserver", filepath.Join(p.cfg.BinDir, "kube-apiserver"), p.apiServerArgs(), logFile)
+	apiserver, err := process.Start("kube-apiserver", filepath.Join(p.cfg.BinDir, "kube-apiserver"), p.apiServerArgs(), logFile)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (p *Plane) StartAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return waitHTTP(ctx, apiserver, p.Server+"/readyz", tlsCfg, 90*time.Second)
+	return process.WaitHTTP(ctx, apiserver, p.Server+"/readyz", tlsCfg, 90*time.Second)
 }
 
 // KillAPIServer kills the API server with SIGKILL (no graceful shutdown) and waits for it to exit;
@@ -319,7 +319,7 @@ func (p *Plane) startControllers(ctx context.Context) error {
 		if err := os.WriteFile(kcFile, kc, 0o600); err != nil {
 			return err
 		}
-		port, err := FreePort()
+		port, err := process.FreePort()
 		if err != nil {
 			return err
 		}
@@ -332,7 +332,7 @@ func (p *Plane) startControllers(ctx context.Context) error {
 			"--cert-dir=" + filepath.Join(p.cfg.StateDir, c.name+"-certs"),
 			"--leader-elect=false",
 		}, c.args...)
-		proc, err := StartProcess(c.name, filepath.Join(p.cfg.BinDir, c.name), args, filepath.Join(p.logDir(), c.name+".log"))
+		proc, err := process.Start(c.name, filepath.Join(p.cfg.BinDir, c.name), args, filepath.Join(p.logDir(), c.name+".log"))
 		if err != nil {
 			return err
 		}
@@ -344,14 +344,14 @@ func (p *Plane) startControllers(ctx context.Context) error {
 		fmt.Fprintf(p.cfg.Log, "%s: started (pid %d%s), log in %s\n", c.name, proc.Pid(), what, proc.LogFile)
 		// The health endpoints are served with a self-signed certificate and need no client one.
 		insecure := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // loopback health check of a self-signed server
-		if err := waitHTTP(ctx, proc, fmt.Sprintf("https://127.0.0.1:%d/healthz", port), insecure, 60*time.Second); err != nil {
+		if err := process.WaitHTTP(ctx, proc, fmt.Sprintf("https://127.0.0.1:%d/healthz", port), insecure, 60*time.Second); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (p *Plane) add(proc *Process) {
+func (p *Plane) add(proc *process.Process) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.procs = append(p.procs, proc)
@@ -359,7 +359,7 @@ func (p *Plane) add(proc *Process) {
 
 // Processes returns the processes started, in start order: etcd, kube-apiserver (every start of
 // it), then kube-controller-manager and kube-scheduler when configured.
-func (p *Plane) Processes() []*Process {
+func (p *Plane) Processes() []*process.Process {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.procs)
@@ -379,9 +379,9 @@ func (p *Plane) Stop() {
 
 // Exited returns a channel that receives the first process of the plane that exits, other than
 // an API server stopped by KillAPIServer.
-func (p *Plane) Exited() <-chan *Process {
+func (p *Plane) Exited() <-chan *process.Process {
 	procs := p.Processes()
-	ch := make(chan *Process, len(procs))
+	ch := make(chan *process.Process, len(procs))
 	for _, proc := range procs {
 		go func() {
 			<-proc.Done()
@@ -428,20 +428,10 @@ func preflight(cfg Config) error {
 	return errors.Join(errs...)
 }
 
-// FreePort returns a TCP port free on 127.0.0.1 right now.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // FreePortPair returns a port p such that p and p+1 are both free (etcd's client and peer ports).
 func FreePortPair() (int, error) {
 	for range 50 {
-		p, err := FreePort()
+		p, err := process.FreePort()
 		if err != nil {
 			return 0, err
 		}
@@ -472,107 +462,6 @@ func adminTLS(keys pki) (*tls.Config, error) {
 		return nil, err
 	}
 	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}
-
-// waitHTTP polls url until it answers 200, the process exits, or timeout passes.
-func waitHTTP(ctx context.Context, proc *Process, url string, tlsCfg *tls.Config, timeout time.Duration) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-proc.Done():
-			return fmt.Errorf("%s exited before it was ready (%v); the last lines of %s:\n%s", proc.Name, proc.Err(), proc.LogFile, Tail(proc.LogFile, 15)) //nolint:errorlint // the exit status is shown, not wrapped: Err is nil after a clean exit
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s was not ready at %s after %s; see %s", proc.Name, url, timeout, proc.LogFile)
-		}
-	}
-}
-
-// Process is a child process in its own process group, killed if its parent dies.
-type Process struct {
-	Name    string
-	LogFile string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	err     error
-}
-
-// StartProcess starts path with args, its output appended to logFile.
-func StartProcess(name, path string, args []string, logFile string) (*Process, error) {
-	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = log.Close()
-		return nil, fmt.Errorf("starting %s (%s): %w", name, path, err)
-	}
-	p := &Process{Name: name, LogFile: logFile, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		_ = log.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// Pid returns the process id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
-// Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Err is the exit error, valid after Done is closed.
-func (p *Process) Err() error { return p.err }
-
-// Stop sends SIGTERM to the process group, then SIGKILL after grace, and waits.
-func (p *Process) Stop(grace time.Duration) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-// Tail returns the last n lines of a file, indented, each cut at 300 characters: the end of a
-// component's log, for an error message.
-func Tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i, line := range lines {
-		if len(line) > 300 {
-			line = line[:300] + "..."
-		}
-		lines[i] = "    " + line
-	}
-	return strings.Join(lines, "\n")
 }
 
 // auditPolicy logs writes only, at metadata level, once per request.

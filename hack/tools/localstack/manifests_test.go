@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"machineapi.dev/drain/testplane/process"
 )
 
 // TestInstallManifests renders each module's config/default as `make manifests` does and applies
@@ -59,7 +61,7 @@ func TestInstallManifests(t *testing.T) {
 }
 
 func freePort(t *testing.T) int {
-	port, err := FreePort()
+	port, err := process.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

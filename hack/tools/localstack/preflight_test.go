@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"machineapi.dev/drain/testplane/process"
 )
 
 // TestMissingControllerBinaries: make run without kube-controller-manager or kube-scheduler says
@@ -17,7 +19,7 @@ func TestMissingControllerBinaries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	api, _ := FreePort()
+	api, _ := process.FreePort()
 	etcd, _ := FreePortPair()
 	_, err := Start(context.Background(), Config{BinDir: bin, StateDir: t.TempDir(), APIServerPort: api, EtcdPort: etcd,
 		ControllerManager: []string{"*"}, Scheduler: true})

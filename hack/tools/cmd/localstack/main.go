@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"machineapi.dev/drain/testplane/process"
 	"machineapi.dev/hack/tools/localstack"
 )
 
@@ -150,7 +151,7 @@ func run(ctx context.Context, cfg localstack.Config, crds, components, samples [
 		return nil
 	}
 
-	exited := make(chan *localstack.Process, len(procs)+2)
+	exited := make(chan *process.Process, len(procs)+2)
 	go func() { exited <- <-plane.Exited() }()
 	for _, p := range procs {
 		go func() {
@@ -194,8 +195,8 @@ func deleteApplied(applier *localstack.Applier, objs []*unstructured.Unstructure
 	fmt.Println("deleted")
 }
 
-func startComponents(stateDir, kubeconfig string, components []string) ([]*localstack.Process, error) {
-	var procs []*localstack.Process
+func startComponents(stateDir, kubeconfig string, components []string) ([]*process.Process, error) {
+	var procs []*process.Process
 	for _, c := range components {
 		name, cmdline, ok := strings.Cut(c, "=")
 		fields := strings.Fields(cmdline)
@@ -204,7 +205,7 @@ func startComponents(stateDir, kubeconfig string, components []string) ([]*local
 		}
 		logFile := filepath.Join(stateDir, "logs", name+".log")
 		args := append(fields[1:], "--kubeconfig="+kubeconfig)
-		p, err := localstack.StartProcess(name, fields[0], args, logFile)
+		p, err := process.Start(name, fields[0], args, logFile)
 		if err != nil {
 			return procs, err
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"machineapi.dev/drain/testplane/process"
 	"machineapi.dev/hack/tools/localstack"
 )
 
@@ -34,7 +35,7 @@ func TestCtrlCStopsEverything(t *testing.T) {
 	if err := os.WriteFile(manager, []byte("#!/bin/bash\nexec -a \"$0\" sleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	apiPort, err := localstack.FreePort()
+	apiPort, err := process.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
