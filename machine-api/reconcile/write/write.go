@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // ConflictRetry is how soon a reconcile whose guarded write met a conflict runs again.
@@ -103,4 +105,18 @@ func Status[T client.Object](ctx context.Context, c client.Client, ac runtime.Ap
 		return none, err
 	}
 	return into, nil
+}
+
+// AddFinalizer adds finalizer to obj with a merge patch guarded by obj's resourceVersion (a
+// conflict means the copy is stale: requeue, see RequeueOnConflict). obj holds the stored object
+// afterwards. It writes nothing when obj has the finalizer already.
+func AddFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+	before, ok := obj.DeepCopyObject().(client.Object)
+	if !ok || !controllerutil.AddFinalizer(obj, finalizer) {
+		return nil
+	}
+	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("adding the finalizer %s to %s %s: %w", finalizer, reflect.TypeOf(obj).Elem().Name(), client.ObjectKeyFromObject(obj), err)
+	}
+	return nil
 }

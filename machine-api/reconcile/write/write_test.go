@@ -1,17 +1,24 @@
 package write
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
@@ -93,4 +100,64 @@ func TestWholeStatus(t *testing.T) {
 	if empty.ExpectedMachines == nil || empty.Targets != nil || empty.Conditions != nil {
 		t.Errorf("an empty status applies %+v: want the counters (0) and no lists", empty)
 	}
+}
+
+func TestAddFinalizer(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	const finalizer = "machine.machineapi.dev/test"
+	tests := map[string]struct {
+		has        []string
+		want       []string
+		wantWrites int
+	}{
+		"added, others kept":        {has: []string{"other"}, want: []string{"other", finalizer}, wantWrites: 1},
+		"present already: no write": {has: []string{finalizer}, want: []string{finalizer}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			stored := &v1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", Finalizers: tc.has}}
+			writes := 0
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(stored).WithInterceptorFuncs(interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					writes++
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+			}).Build()
+			set := &v1beta1.MachineSet{}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(stored), set); err != nil {
+				t.Fatal(err)
+			}
+			if err := AddFinalizer(context.Background(), c, set, finalizer); err != nil {
+				t.Fatal(err)
+			}
+			got := &v1beta1.MachineSet{}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(stored), got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Finalizers, tc.want) || writes != tc.wantWrites {
+				t.Errorf("stored finalizers %v after %d writes, want %v after %d", got.Finalizers, writes, tc.want, tc.wantWrites)
+			}
+		})
+	}
+
+	t.Run("a stale copy is a conflict, not an overwrite", func(t *testing.T) {
+		stored := &v1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}
+		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(stored).Build()
+		stale := &v1beta1.MachineSet{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(stored), stale); err != nil {
+			t.Fatal(err)
+		}
+		fresh := stale.DeepCopy()
+		fresh.Labels = map[string]string{"edited": "yes"}
+		if err := c.Update(context.Background(), fresh); err != nil {
+			t.Fatal(err)
+		}
+		err := AddFinalizer(context.Background(), c, stale, finalizer)
+		if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "MachineSet ns/s") {
+			t.Errorf("AddFinalizer on a stale copy = %v, want a conflict naming MachineSet ns/s", err)
+		}
+	})
 }

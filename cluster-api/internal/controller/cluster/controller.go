@@ -131,7 +131,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return ctrl.Result{}, nil
 	}
 	if c.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(c, v1beta1.ClusterFinalizer) {
-		return write.RequeueOnConflict(ctrl.Result{}, r.addFinalizer(ctx, c)) // the update event brings the Cluster back
+		err := write.AddFinalizer(ctx, r.Client, c, v1beta1.ClusterFinalizer)
+		return write.RequeueOnConflict(ctrl.Result{}, client.IgnoreNotFound(err)) // the update event brings the Cluster back
 	}
 	s := &scope{cluster: c, now: r.Clock.Now()}
 	defer func() {
@@ -176,15 +177,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	}
 	if updated != nil {
 		r.emitTransitionEvents(s.cluster, updated)
-	}
-	return nil
-}
-
-func (r *Reconciler) addFinalizer(ctx context.Context, c *v1beta1.Cluster) error {
-	before := c.DeepCopy()
-	controllerutil.AddFinalizer(c, v1beta1.ClusterFinalizer)
-	if err := r.Client.Patch(ctx, c, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("adding the finalizer to cluster %s: %w", client.ObjectKeyFromObject(c), err))
 	}
 	return nil
 }

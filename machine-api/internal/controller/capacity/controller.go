@@ -24,6 +24,7 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	acv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
 )
 
@@ -104,10 +105,10 @@ func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager, guard *consistency.Gu
 // Reconcile brings the object's capacity annotations in line with its MachineClass's nodeTemplate.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	obj := r.newObj()
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	if ok, err := steps.Load(ctx, r.Client, req, obj, nil); !ok {
+		return reconcile.Result{}, err
 	}
-	if v1beta1.IsPaused(obj.GetAnnotations()) || !obj.GetDeletionTimestamp().IsZero() {
+	if !obj.GetDeletionTimestamp().IsZero() {
 		return reconcile.Result{}, nil
 	}
 	nt, class, err := r.nodeTemplate(ctx, obj)

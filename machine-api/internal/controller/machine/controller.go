@@ -112,15 +112,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 // end, from what the steps observed.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	m := &v1beta1.Machine{}
-	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if v1beta1.IsPaused(m.Annotations) {
-		log.FromContext(ctx).V(1).Info("machine is paused; leaving it alone", "annotation", v1beta1.PausedBy(m.Annotations))
-		return ctrl.Result{}, nil
+	if ok, err := steps.Load(ctx, r.Client, req, m, nil); !ok {
+		return ctrl.Result{}, err
 	}
 	if m.DeletionTimestamp.IsZero() && !hasFinalizer(m) {
-		return write.RequeueOnConflict(ctrl.Result{}, r.addFinalizer(ctx, m)) // the update event brings the Machine back
+		err := write.AddFinalizer(ctx, r.Client, m, v1beta1.MachineFinalizer)
+		return write.RequeueOnConflict(ctrl.Result{}, client.IgnoreNotFound(err)) // the update event brings the Machine back
 	}
 
 	s := &scope{machine: m, now: r.Clock.Now()}
@@ -180,15 +177,6 @@ func hasFinalizer(m *v1beta1.Machine) bool {
 		}
 	}
 	return false
-}
-
-func (r *Reconciler) addFinalizer(ctx context.Context, m *v1beta1.Machine) error {
-	before := m.DeepCopy()
-	m.Finalizers = append(m.Finalizers, v1beta1.MachineFinalizer)
-	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("adding the finalizer to machine %s: %w", client.ObjectKeyFromObject(m), err))
-	}
-	return nil
 }
 
 // machinesOfNode maps a Node event to the Machines linked to it.

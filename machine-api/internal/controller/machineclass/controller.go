@@ -18,6 +18,7 @@ import (
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
 )
 
@@ -49,11 +50,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 // Reconcile adds the finalizer to a class in use and removes it from a class nobody uses.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	class := &v1beta1.MachineClass{}
-	if err := r.Client.Get(ctx, req.NamespacedName, class); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	if v1beta1.IsPaused(class.Annotations) {
-		return reconcile.Result{}, nil
+	if ok, err := steps.Load(ctx, r.Client, req, class, nil); !ok {
+		return reconcile.Result{}, err
 	}
 	users, err := r.users(ctx, class)
 	if err != nil {

@@ -77,13 +77,3 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 	s.finalizerRemoved = true
 	return reconcile.Result{}, nil
 }
-
-// addFinalizer adds the deployment's finalizer; md is updated in place.
-func (r *Reconciler) addFinalizer(ctx context.Context, md *v1beta1.MachineDeployment) error {
-	before := md.DeepCopy()
-	controllerutil.AddFinalizer(md, v1beta1.MachineDeploymentFinalizer)
-	if err := r.Client.Patch(ctx, md, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("adding the finalizer to MachineDeployment %s/%s: %w", md.Namespace, md.Name, err)
-	}
-	return nil
-}

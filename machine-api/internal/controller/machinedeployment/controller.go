@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -100,19 +98,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	r.init()
 	md := &v1beta1.MachineDeployment{}
-	if err := r.Client.Get(ctx, req.NamespacedName, md); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.kept.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
+	if ok, err := steps.Load(ctx, r.Client, req, md, func() { r.kept.Forget(req.NamespacedName) }); !ok {
 		return ctrl.Result{}, err
 	}
-	if v1beta1.IsPaused(md.Annotations) {
-		log.FromContext(ctx).V(1).Info("machinedeployment is paused; leaving it alone", "annotation", v1beta1.PausedBy(md.Annotations))
-		return ctrl.Result{}, nil
-	}
-	if md.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(md, v1beta1.MachineDeploymentFinalizer) {
-		if err := r.addFinalizer(ctx, md); err != nil {
+	if md.DeletionTimestamp.IsZero() {
+		if err := write.AddFinalizer(ctx, r.Client, md, v1beta1.MachineDeploymentFinalizer); err != nil {
 			return write.RequeueOnConflict(ctrl.Result{}, client.IgnoreNotFound(err))
 		}
 	}

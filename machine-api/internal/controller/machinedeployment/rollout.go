@@ -1,6 +1,7 @@
 package machinedeployment
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -311,14 +312,5 @@ func sumReplicas(sets []setState) int32 {
 }
 
 func byCreation(a, b setState) int {
-	if c := a.created.Compare(b.created); c != 0 {
-		return c
-	}
-	switch {
-	case a.name < b.name:
-		return -1
-	case a.name > b.name:
-		return 1
-	}
-	return 0
+	return cmp.Or(a.created.Compare(b.created), cmp.Compare(a.name, b.name))
 }

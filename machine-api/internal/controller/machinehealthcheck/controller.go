@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -91,16 +90,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	r.init()
 	mhc := &v1beta1.MachineHealthCheck{}
-	if err := r.Client.Get(ctx, req.NamespacedName, mhc); err != nil {
-		if apierrors.IsNotFound(err) {
-			forgetCheck(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
+	if ok, err := steps.Load(ctx, r.Client, req, mhc, func() { forgetCheck(req.NamespacedName) }); !ok {
 		return ctrl.Result{}, err
-	}
-	if v1beta1.IsPaused(mhc.Annotations) {
-		log.FromContext(ctx).V(1).Info("health check is paused; doing nothing", "annotation", v1beta1.PausedBy(mhc.Annotations))
-		return ctrl.Result{}, nil
 	}
 
 	s := &scope{mhc: mhc, now: r.Clock.Now(), external: mhc.Spec.RemediationTemplate != nil}

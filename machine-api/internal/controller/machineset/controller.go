@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,9 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -92,23 +89,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	r.init()
 	set := &v1beta1.MachineSet{}
-	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.inLine.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
+	if ok, err := steps.Load(ctx, r.Client, req, set, func() { r.inLine.Forget(req.NamespacedName) }); !ok {
 		return ctrl.Result{}, err
-	}
-	if v1beta1.IsPaused(set.Annotations) {
-		log.FromContext(ctx).V(1).Info("machineset is paused; leaving it alone", "annotation", v1beta1.PausedBy(set.Annotations))
-		return ctrl.Result{}, nil
 	}
 	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector.AsLabelSelector())
 	if err != nil {
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("spec.selector of MachineSet %s is invalid, fix it: %w", req.NamespacedName, err))
 	}
-	if set.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(set, v1beta1.MachineSetFinalizer) {
-		if err := r.addFinalizer(ctx, set); err != nil {
+	if set.DeletionTimestamp.IsZero() {
+		if err := write.AddFinalizer(ctx, r.Client, set, v1beta1.MachineSetFinalizer); err != nil {
 			return write.RequeueOnConflict(ctrl.Result{}, client.IgnoreNotFound(err))
 		}
 	}

@@ -43,14 +43,3 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 	s.finalizerRemoved = true
 	return reconcile.Result{}, nil
 }
-
-// addFinalizer adds the set's finalizer; s.set is updated in place, so the status patch that
-// follows is based on the stored object.
-func (r *Reconciler) addFinalizer(ctx context.Context, set *v1beta1.MachineSet) error {
-	before := set.DeepCopy()
-	controllerutil.AddFinalizer(set, v1beta1.MachineSetFinalizer)
-	if err := r.Client.Patch(ctx, set, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("adding the finalizer to MachineSet %s/%s: %w", set.Namespace, set.Name, err)
-	}
-	return nil
-}

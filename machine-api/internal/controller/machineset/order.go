@@ -1,6 +1,7 @@
 package machineset
 
 import (
+	"cmp"
 	"hash/fnv"
 	"slices"
 
@@ -52,19 +53,7 @@ func unhealthy(m *v1beta1.Machine) bool {
 // every reconcile (and every replica of the controller) agrees on it.
 func sortForDeletion(machines []*v1beta1.Machine, policy v1beta1.DeletePolicy) {
 	slices.SortStableFunc(machines, func(a, b *v1beta1.Machine) int {
-		if c := deletionClass(a) - deletionClass(b); c != 0 {
-			return c
-		}
-		if c := comparePolicy(a, b, policy); c != 0 {
-			return c
-		}
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
+		return cmp.Or(deletionClass(a)-deletionClass(b), comparePolicy(a, b, policy), cmp.Compare(a.Name, b.Name))
 	})
 }
 
