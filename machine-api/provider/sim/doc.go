@@ -25,13 +25,30 @@
 //     (unless Options.LeaveConditionTaints). A Node whose
 //     instance is gone, or that a fault knob made NotReady, is no longer served: its Ready condition
 //     turns Unknown or False and its terminating pods stay, as on a real unreachable node.
+//   - In-place updates (provider.InPlaceUpdater, inplace.go): CanUpdateInPlace compares the
+//     desired providerSpec with what the instance has now. A new instanceType is applied in place
+//     and is disruptive: UpdateInPlace records the type and its capacity, counts the update in
+//     Instance.InPlaceUpdates and reboots the instance for Options.RebootDuration (flag
+//     --sim-reboot-duration, 3s; the reboot-duration annotation per Machine), answering
+//     provider.RequeueAfter until the reboot is over; a call during the reboot starts nothing new
+//     (a change to yet another type waits for the reboot to end).
+//     New tags are applied at once and are not disruptive. Nothing else is: the controller
+//     replaces the Machine for any other change. The update is recorded in the store before
+//     UpdateInPlace returns, so a restarted manager finds it done or under way and never counts it
+//     twice.
+//   - While an instance reboots its Node reports Ready=False (reason KubeletNotReady, a message
+//     saying it reboots); afterwards Ready=True again, with capacity and allocatable (and the
+//     instance-type label) of the new type, or of the MachineClass's nodeTemplate when it names a
+//     capacity. UpdateInPlace writes the Node at once, as Create registers it; the kubelet
+//     controller also requeues a rebooting Node for the end of its reboot (Nodes that do not
+//     reboot get no extra passes).
 //
 // Fault knobs, as Machine annotations (see knobs.go) or Options: fail creates with an invalid
-// configuration or transient errors, slow creates, a boot delay, a Node that goes NotReady after a
-// while, an instance that vanishes, a fixed InternalIP (to provoke duplicates), a spot reclaim
-// announced ahead (provider.InterruptionNotifier, interruption.go) after which the instance
-// vanishes.
+// configuration or transient errors, slow creates, a boot delay, a reboot duration, a Node that
+// goes NotReady after a while, an instance that vanishes, a fixed InternalIP (to provoke
+// duplicates), a spot reclaim announced ahead (provider.InterruptionNotifier, interruption.go)
+// after which the instance vanishes.
 //
-// The providerSpec is {"instanceType": "small"|"medium"|"large"} (default small); anything else is
-// an invalid configuration.
+// The providerSpec is {"instanceType": "small"|"medium"|"large", "tags": {"key": "value"}}
+// (instanceType defaults to small, tags are optional); anything else is an invalid configuration.
 package sim

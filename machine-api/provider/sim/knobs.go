@@ -11,6 +11,10 @@ const (
 	// BootDelayAnnotation overrides Options.BootDelay for this machine (a Go duration, "30s").
 	BootDelayAnnotation = knobPrefix + "boot-delay"
 
+	// RebootDurationAnnotation overrides Options.RebootDuration for this machine (a Go duration;
+	// "0s": the instance is back at once). Read when an in-place update starts its reboot.
+	RebootDurationAnnotation = knobPrefix + "reboot-duration"
+
 	// NeverBootAnnotation: the instance is created but its Node never registers.
 	NeverBootAnnotation = knobPrefix + "never-boot"
 

@@ -66,80 +66,164 @@ func (p *Provider) nodeOfMachine(_ context.Context, o client.Object) []reconcile
 	return nil
 }
 
-// desiredReady is the Ready status the simulated kubelet reports for inst, and when it next changes.
-func (p *Provider) desiredReady(ctx context.Context, inst Instance, found bool, now time.Time) (corev1.ConditionStatus, time.Duration) {
+// readiness is the Ready condition the simulated kubelet reports for an instance, and when it
+// next changes (0: not by itself).
+type readiness struct {
+	status          corev1.ConditionStatus
+	reason, message string
+	next            time.Duration
+}
+
+func ready(status corev1.ConditionStatus) readiness {
+	c := readyCondition(status, metav1.Time{})
+	return readiness{status: status, reason: c.Reason, message: c.Message}
+}
+
+// desiredReady is the Ready condition the simulated kubelet reports for inst at now.
+func (p *Provider) desiredReady(ctx context.Context, inst Instance, found bool, now time.Time) readiness {
 	if !found {
-		return corev1.ConditionUnknown, 0 // the instance is gone: nobody posts status any more
+		return ready(corev1.ConditionUnknown) // the instance is gone: nobody posts status any more
 	}
+	var knobs map[string]string
 	m := &v1beta1.Machine{}
-	if err := p.getClient().Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: inst.Machine}, m); err != nil || m.UID != inst.ID {
-		return corev1.ConditionTrue, 0
+	if err := p.getClient().Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: inst.Machine}, m); err == nil && m.UID == inst.ID {
+		knobs = m.Annotations
 	}
-	if _, ok := m.Annotations[UnreachableAnnotation]; ok {
-		return corev1.ConditionUnknown, 0
+	if _, ok := knobs[UnreachableAnnotation]; ok {
+		return ready(corev1.ConditionUnknown)
 	}
-	if v, ok := m.Annotations[NotReadyAfterAnnotation]; ok {
+	if inst.rebooting(now) {
+		r := ready(corev1.ConditionFalse)
+		r.message = fmt.Sprintf("the instance is rebooting for an in-place change to instance type %s, until %s (simulated)",
+			inst.InstanceType, inst.RebootUntil.UTC().Format(time.RFC3339))
+		r.next = inst.RebootUntil.Sub(now)
+		return r
+	}
+	if v, ok := knobs[NotReadyAfterAnnotation]; ok {
 		if d, err := time.ParseDuration(v); err == nil {
 			if at := inst.BootAt.Add(d); now.Before(at) {
-				return corev1.ConditionTrue, at.Sub(now)
+				r := ready(corev1.ConditionTrue)
+				r.next = at.Sub(now)
+				return r
 			}
-			return corev1.ConditionFalse, 0
+			return ready(corev1.ConditionFalse)
 		}
 	}
-	return corev1.ConditionTrue, 0
+	return ready(corev1.ConditionTrue)
 }
 
 func (p *Provider) reconcileNode(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	next, err := p.serveNode(ctx, req.Name)
+	return reconcile.Result{RequeueAfter: next}, err
+}
+
+// serveNode is one pass of the simulated kubelet over a Node: its status (the Ready condition and
+// its heartbeat; after a reboot, the instance's capacity), its Lease and its condition taints. It
+// returns when the Node needs another pass.
+func (p *Provider) serveNode(ctx context.Context, name string) (time.Duration, error) {
 	c := p.getClient()
 	node := &corev1.Node{}
-	if err := c.Get(ctx, req.NamespacedName, node); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
 		if apierrors.IsNotFound(err) {
-			p.forgetLease(req.Name)
+			p.forgetLease(name)
 		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return 0, client.IgnoreNotFound(err)
 	}
 	id, ok := instanceID(node.Spec.ProviderID)
 	if !ok {
-		return reconcile.Result{}, nil
+		return 0, nil
 	}
 	now := p.opts.Clock.Now()
 	inst, found := p.store.get(id)
-	want, next := p.desiredReady(ctx, inst, found, now)
+	want := p.desiredReady(ctx, inst, found, now)
+	next := want.next
 
+	if err := p.writeNodeStatus(ctx, c, node, inst, want, now); err != nil {
+		return 0, err
+	}
+	served := want.status != corev1.ConditionUnknown
+	if served && p.opts.HeartbeatInterval > 0 {
+		if err := p.renewLease(ctx, c, node, now); err != nil {
+			return 0, fmt.Errorf("sim: renewing the Lease of Node %s: %w", node.Name, err)
+		}
+		next = minPositive(next, p.opts.HeartbeatInterval)
+	}
+	if want.status == corev1.ConditionTrue && found && inst.InPlaceUpdates > 0 {
+		if err := syncInstanceTypeLabel(ctx, c, node, inst.InstanceType); err != nil {
+			return 0, err
+		}
+	}
+	if !p.opts.LeaveConditionTaints {
+		if err := p.syncConditionTaints(ctx, c, node, want.status); err != nil {
+			return 0, err
+		}
+	}
+	return next, nil
+}
+
+// writeNodeStatus brings the Node's Ready condition to want (a new transition when its status
+// changes; a heartbeat when one is due) and, while the instance runs, its capacity and allocatable
+// to the instance's capacity (which an in-place type change alters), in one patch when anything
+// changed. Resources the instance does not list are left as they are.
+func (p *Provider) writeNodeStatus(ctx context.Context, c client.Client, node *corev1.Node, inst Instance, want readiness, now time.Time) error {
+	before := node.DeepCopy()
+	stamp := metav1.NewTime(now)
+	changed := false
 	var cond *corev1.NodeCondition
 	for i := range node.Status.Conditions {
 		if node.Status.Conditions[i].Type == corev1.NodeReady {
 			cond = &node.Status.Conditions[i]
 		}
 	}
-	served := want != corev1.ConditionUnknown
 	switch {
-	case cond == nil || cond.Status != want:
-		updated := readyCondition(want, metav1.NewTime(now))
-		patch := client.MergeFrom(node.DeepCopy())
+	case cond == nil || cond.Status != want.status:
+		updated := readyCondition(want.status, stamp)
+		updated.Reason, updated.Message = want.reason, want.message
 		setNodeCondition(node, updated)
-		if err := c.Status().Patch(ctx, node, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("sim: setting Node %s Ready=%s: %w", node.Name, want, err)
-		}
-	case served && heartbeatDue(cond, now, p.nodeStatusInterval()):
-		patch := client.MergeFrom(node.DeepCopy())
-		cond.LastHeartbeatTime = metav1.NewTime(now)
-		if err := c.Status().Patch(ctx, node, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("sim: heartbeat of Node %s: %w", node.Name, err)
+		changed = true
+	case want.status == corev1.ConditionUnknown:
+		// Nobody posts status: the condition stays as whoever marked it Unknown wrote it.
+	case cond.Reason != want.reason || cond.Message != want.message:
+		cond.Reason, cond.Message, cond.LastHeartbeatTime = want.reason, want.message, stamp
+		changed = true
+	case heartbeatDue(cond, now, p.nodeStatusInterval()):
+		cond.LastHeartbeatTime = stamp
+		changed = true
+	}
+	if want.status == corev1.ConditionTrue {
+		for res, q := range inst.Capacity {
+			for _, list := range []*corev1.ResourceList{&node.Status.Capacity, &node.Status.Allocatable} {
+				if have, ok := (*list)[res]; !ok || have.Cmp(q) != 0 {
+					if *list == nil {
+						*list = corev1.ResourceList{}
+					}
+					(*list)[res] = q.DeepCopy()
+					changed = true
+				}
+			}
 		}
 	}
-	if served && p.opts.HeartbeatInterval > 0 {
-		if err := p.renewLease(ctx, c, node, now); err != nil {
-			return reconcile.Result{}, fmt.Errorf("sim: renewing the Lease of Node %s: %w", node.Name, err)
-		}
-		next = minPositive(next, p.opts.HeartbeatInterval)
+	if !changed {
+		return nil
 	}
-	if !p.opts.LeaveConditionTaints {
-		if err := p.syncConditionTaints(ctx, c, node, want); err != nil {
-			return reconcile.Result{}, err
-		}
+	if err := c.Status().Patch(ctx, node, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("sim: writing the status of Node %s (Ready=%s): %w", node.Name, want.status, err)
 	}
-	return reconcile.Result{RequeueAfter: next}, nil
+	return nil
+}
+
+// syncInstanceTypeLabel sets the Node's instance-type label to the instance's type, as a kubelet
+// does when it starts again on a resized instance. Only Nodes of instances updated in place need
+// it: the others registered with their type.
+func syncInstanceTypeLabel(ctx context.Context, c client.Client, node *corev1.Node, instanceType string) error {
+	if instanceType == "" || node.Labels[corev1.LabelInstanceTypeStable] == instanceType {
+		return nil
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, corev1.LabelInstanceTypeStable, instanceType)
+	if err := c.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("sim: labelling Node %s with instance type %s: %w", node.Name, instanceType, err)
+	}
+	return nil
 }
 
 // nodeStatusInterval is how often the Ready condition's heartbeat is renewed (0: never).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
@@ -29,12 +30,18 @@ const (
 	// nodeStatusReportInterval is how often an unchanged Ready condition's heartbeat is renewed
 	// (a kubelet's nodeStatusReportFrequency).
 	nodeStatusReportInterval = 5 * time.Minute
+	// defaultRebootDuration is how long the reboot of an in-place instance-type change lasts.
+	defaultRebootDuration = 3 * time.Second
 )
 
 // Options configure the simulated provider.
 type Options struct {
 	// BootDelay is how long after Create an instance's Node registers.
 	BootDelay time.Duration
+	// RebootDuration is how long the reboot of an in-place instance-type change lasts (see
+	// UpdateInPlace); its Node reports Ready=False meanwhile. 0 means 3s; negative means the
+	// instance is back at once. RebootDurationAnnotation overrides it per Machine.
+	RebootDuration time.Duration
 	// StateDir, when set, keeps one JSON file per instance there, so instances survive restarts.
 	StateDir string
 	// HeartbeatInterval is how often the simulated kubelet renews each served Node's Lease in
@@ -68,6 +75,7 @@ type Options struct {
 // AddFlags binds the options to command-line flags prefixed with --sim-.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.BootDelay, "sim-boot-delay", 2*time.Second, "how long a simulated instance takes to register its Node")
+	fs.DurationVar(&o.RebootDuration, "sim-reboot-duration", defaultRebootDuration, "how long a simulated instance reboots for an in-place instance type change (negative: back at once)")
 	fs.StringVar(&o.StateDir, "sim-state-dir", "", "folder keeping the simulated instances across restarts (empty: in memory)")
 	fs.DurationVar(&o.HeartbeatInterval, "sim-heartbeat-interval", defaultHeartbeatInterval, "how often simulated kubelets renew their Node's Lease (negative: no Lease or status heartbeats; then run kube-controller-manager without nodelifecycle)")
 	fs.BoolVar(&o.LeaveConditionTaints, "sim-leave-condition-taints", false, "leave the not-ready/unreachable NoSchedule taints to kube-controller-manager's node lifecycle controller (set it when that controller runs)")
@@ -102,6 +110,9 @@ func New(opts Options) (*Provider, error) {
 	}
 	if opts.HeartbeatInterval == 0 {
 		opts.HeartbeatInterval = defaultHeartbeatInterval
+	}
+	if opts.RebootDuration == 0 {
+		opts.RebootDuration = defaultRebootDuration
 	}
 	if opts.KubeletVersion == "" {
 		opts.KubeletVersion = "v1.37.2"
@@ -179,6 +190,7 @@ func (p *Provider) Create(ctx context.Context, m *v1beta1.Machine) error {
 			NodeName:     provider.NodeName(m),
 			InternalIP:   next.String(),
 			InstanceType: spec.InstanceType,
+			Tags:         maps.Clone(spec.Tags),
 			Capacity:     capacity(provider.MachineClassFrom(ctx), spec),
 			Kubelet:      p.opts.KubeletVersion,
 			CreatedAt:    now,
@@ -207,7 +219,7 @@ func (p *Provider) Create(ctx context.Context, m *v1beta1.Machine) error {
 			p.kickBooter()
 		}
 	}
-	describe(m, inst)
+	describe(m, inst, now)
 	return nil
 }
 
@@ -217,7 +229,7 @@ func (p *Provider) Update(_ context.Context, m *v1beta1.Machine) error {
 		return errors.New("sim: simulated transient failure while updating the instance (--sim-call-failure-rate)")
 	}
 	if inst, ok := p.store.get(m.UID); ok {
-		describe(m, inst)
+		describe(m, inst, p.opts.Clock.Now())
 	}
 	return nil
 }
@@ -275,17 +287,20 @@ func (p *Provider) chance(rate float64) bool {
 	return p.rng.Float64() < rate
 }
 
-// describe writes what the provider knows about inst onto the Machine.
-func describe(m *v1beta1.Machine, inst Instance) {
+// describe writes what the provider knows about inst at now onto the Machine.
+func describe(m *v1beta1.Machine, inst Instance, now time.Time) {
 	m.Spec.ProviderID = inst.ProviderID
 	m.Status.Addresses = []corev1.NodeAddress{
 		{Type: corev1.NodeInternalIP, Address: inst.InternalIP},
 		{Type: corev1.NodeHostName, Address: inst.NodeName},
 	}
 	state := "booting"
-	if inst.Registered {
+	switch {
+	case inst.Registered && inst.rebooting(now):
+		state = "rebooting"
+	case inst.Registered:
 		state = "running"
-	} else if inst.BootAt.IsZero() {
+	case inst.BootAt.IsZero():
 		state = "stuck"
 	}
 	raw, _ := json.Marshal(map[string]string{"instanceID": string(inst.ID), "instanceType": inst.InstanceType, "state": state})

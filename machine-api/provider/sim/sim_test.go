@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
@@ -23,6 +24,14 @@ import (
 
 func startAPIServer(t *testing.T) client.Client {
 	t.Helper()
+	_, c := startAPIServerWithConfig(t)
+	return c
+}
+
+// startAPIServerWithConfig starts an API server and returns its config (for a manager) and a
+// client straight to it.
+func startAPIServerWithConfig(t *testing.T) (*rest.Config, client.Client) {
+	t.Helper()
 	env, err := envtest.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +41,7 @@ func startAPIServer(t *testing.T) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return env.Config, c
 }
 
 func newMachine(name string) *v1beta1.Machine {

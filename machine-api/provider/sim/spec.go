@@ -14,8 +14,12 @@ import (
 
 // ProviderSpec is what the sim provider reads from spec.providerSpec.value.
 type ProviderSpec struct {
-	// InstanceType is small (default), medium or large.
+	// InstanceType is small (default), medium or large. It can be changed in place, with a reboot
+	// (see UpdateInPlace).
 	InstanceType string `json:"instanceType,omitempty"`
+	// Tags are key-value labels recorded on the instance, as a cloud's instance tags. They can be
+	// changed in place without disturbing the instance.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // instanceTypes are the sizes the sim offers, used when no MachineClass nodeTemplate gives a capacity.
@@ -42,7 +46,7 @@ func parseSpec(m *v1beta1.Machine) (ProviderSpec, error) {
 		dec := json.NewDecoder(strings.NewReader(string(v.Raw)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec); err != nil {
-			return spec, provider.InvalidConfiguration("providerSpec.value: %v; the sim provider accepts {\"instanceType\": one of %s}", err, offered())
+			return spec, provider.InvalidConfiguration("providerSpec.value: %v; the sim provider accepts {\"instanceType\": one of %s, \"tags\": {\"key\": \"value\"}}", err, offered())
 		}
 	}
 	if spec.InstanceType == "" {

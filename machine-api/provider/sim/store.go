@@ -38,7 +38,18 @@ type Instance struct {
 	// PodsRemoved counts the pods the simulated kubelet finished after they were evicted or
 	// deleted, so tests can tell a drained node from one deleted with its pods.
 	PodsRemoved int `json:"podsRemoved"`
+	// Tags are the instance's tags (ProviderSpec.Tags), set at Create and by UpdateInPlace.
+	Tags map[string]string `json:"tags,omitempty"`
+	// InPlaceUpdates counts the in-place updates that changed the instance type (each one a
+	// reboot), so tests can tell that a Machine was updated once, not twice or replaced.
+	InPlaceUpdates int `json:"inPlaceUpdates,omitempty"`
+	// RebootUntil is when the reboot of the last in-place update ends; while it is in the future
+	// the instance reboots and its Node reports Ready=False. Zero: never rebooted.
+	RebootUntil time.Time `json:"rebootUntil,omitzero"`
 }
+
+// rebooting reports whether the instance is rebooting at now.
+func (i *Instance) rebooting(now time.Time) bool { return now.Before(i.RebootUntil) }
 
 // store holds the instances: in memory, and, when dir is set, one JSON file per instance so that a
 // restarted manager finds the instances the previous one created.
@@ -184,6 +195,14 @@ func (s *store) getOrCreate(id types.UID, make func(ip netip.Addr) Instance) (in
 
 // update applies change to the instance for id and persists it.
 func (s *store) update(id types.UID, change func(*Instance)) (Instance, bool, error) {
+	return s.updateIf(id, func(i *Instance) bool { change(i); return true })
+}
+
+// updateIf applies change to the instance for id and persists it when change reports that it
+// changed something. change decides on the current copy, under the store's lock, so two callers
+// never both act on the same old state. It must replace maps it changes (Tags, Capacity), not
+// write into them: the old copy shares them.
+func (s *store) updateIf(id types.UID, change func(*Instance) bool) (Instance, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refresh()
@@ -192,7 +211,9 @@ func (s *store) update(id types.UID, change func(*Instance)) (Instance, bool, er
 		return Instance{}, false, nil
 	}
 	next := *inst
-	change(&next)
+	if !change(&next) {
+		return next, true, nil
+	}
 	if err := s.persist(&next); err != nil {
 		return Instance{}, true, err
 	}
