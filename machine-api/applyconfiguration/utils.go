@@ -86,6 +86,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1beta1.MachineHealthCheckSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("MachineHealthCheckStatus"):
 		return &apiv1beta1.MachineHealthCheckStatusApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("MachineInPlaceUpdate"):
+		return &apiv1beta1.MachineInPlaceUpdateApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("MachineInterruption"):
 		return &apiv1beta1.MachineInterruptionApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("MachineLaunch"):

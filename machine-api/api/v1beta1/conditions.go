@@ -34,6 +34,13 @@ const (
 	// Machine.
 	UpToDateCondition = "UpToDate"
 
+	// UpdatingCondition on a Machine, present once its instance has been updated in place (see
+	// MachineDeploymentRollout.inPlace; machine controller): True while an update runs, the reason
+	// naming the step (Draining, UpdatingInstance, WaitingForNode, Uncordoning), False once it is
+	// done (InPlaceUpdated). An update its MachineSet holds back (maxUnavailable, a disruption
+	// budget) has not started: the set's events on the Machine say why.
+	UpdatingCondition = "Updating"
+
 	// ScalingUpCondition on a MachineSet: it is creating Machines.
 	ScalingUpCondition = "ScalingUp"
 	// ScalingDownCondition on a MachineSet: it is deleting Machines.

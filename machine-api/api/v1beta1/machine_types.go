@@ -359,6 +359,14 @@ type MachineStatus struct {
 	// +optional
 	Interruption *MachineInterruption `json:"interruption,omitempty"`
 
+	// inPlaceUpdate is the provider's plan to bring the instance to a new template without
+	// replacing the Machine, while its MachineDeployment allows in-place updates
+	// (spec.rollout.inPlace): recorded when the template changes, and carried out once the
+	// Machine's MachineSet gives it the new spec (spec matches templateHash; the Updating
+	// condition follows it). Removed when the update is done.
+	// +optional
+	InPlaceUpdate *MachineInPlaceUpdate `json:"inPlaceUpdate,omitempty"`
+
 	// conditions are the observed conditions: Ready, InstanceProvisioned, NodeLinked, UpToDate, Drained, Deleting, HealthCheckSucceeded, ...
 	// Each controller writes only its own.
 	// +optional
@@ -394,6 +402,63 @@ type MachineInterruption struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
+}
+
+// MachineInPlaceUpdate is a provider's plan for updating a Machine's instance in place, and how far
+// the update has come.
+type MachineInPlaceUpdate struct {
+	// templateHash identifies the template the plan is for: the name suffix its deployment's
+	// MachineSet for that template would have (the hash of the spec fields that need a new
+	// Machine).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	TemplateHash string `json:"templateHash,omitempty"`
+
+	// paths are the changed fields the provider applies in place.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	Paths []string `json:"paths,omitempty"`
+
+	// unsupported are the changed fields the provider cannot apply in place: with any, the
+	// Machine is replaced (inPlace Prefer) or the rollout stalls (inPlace Only).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	Unsupported []string `json:"unsupported,omitempty"`
+
+	// disruptive says that the update stops the instance's workloads (a reboot): the Node is
+	// cordoned and drained first, and uncordoned once Ready again.
+	// +optional
+	Disruptive bool `json:"disruptive,omitempty"`
+
+	// startTime is when the update began: the Machine got the new spec.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// nodeDrainStartTime is when draining the Node for the update began (nodeDrainTimeoutSeconds
+	// counts from it).
+	// +optional
+	NodeDrainStartTime *metav1.Time `json:"nodeDrainStartTime,omitempty"`
+
+	// cordoned says that the update cordoned the Node (it was schedulable before), so that it
+	// uncordons it afterwards, and only then.
+	// +optional
+	Cordoned bool `json:"cordoned,omitempty"`
+
+	// nodeBootID is the Node's boot ID when draining began: after a disruptive update the
+	// controller waits for the Node to be Ready with another one (or to report Ready since
+	// instanceUpdatedTime, for an update that did not reboot it).
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	NodeBootID string `json:"nodeBootID,omitempty"`
+
+	// instanceUpdatedTime is when the provider reported the instance updated.
+	// +optional
+	InstanceUpdatedTime *metav1.Time `json:"instanceUpdatedTime,omitempty"`
 }
 
 // Machine is one machine: an instance a provider creates, and the Node that runs on it.

@@ -172,6 +172,38 @@ type MachineDeploymentRollout struct {
 	// Ignore leaves them, and only Machines created afterwards get the edited class.
 	// +optional
 	MachineClassChanges MachineClassChangePolicy `json:"machineClassChanges,omitempty"`
+
+	// inPlace says whether a template change updates the Machines in place, through their
+	// provider, instead of replacing them. Never (unset means Never) replaces them. Prefer updates
+	// them in place when the provider can apply every changed field to every Machine, and replaces
+	// them otherwise. Only never replaces them for a template change: a change the provider cannot
+	// apply stalls the rollout, with Progressing=False/InPlaceUpdateUnsupported naming the fields. An in-place
+	// update that stops workloads (a reboot) drains the Node first, under the same drain rules,
+	// deadlines, maxUnavailable and disruption budgets as a replacement. Machines due for their
+	// age, spec.rollout.after or a MachineClass edit are still replaced.
+	// +optional
+	InPlace InPlacePolicy `json:"inPlace,omitempty"`
+}
+
+// InPlacePolicy says whether a MachineDeployment's template changes update its Machines in place.
+// +kubebuilder:validation:Enum=Never;Prefer;Only
+type InPlacePolicy string
+
+const (
+	// InPlaceNever replaces the Machines for every template change.
+	InPlaceNever InPlacePolicy = "Never"
+	// InPlacePrefer updates them in place when the provider can, and replaces them otherwise.
+	InPlacePrefer InPlacePolicy = "Prefer"
+	// InPlaceOnly updates them in place, and stalls a rollout the provider cannot apply in place.
+	InPlaceOnly InPlacePolicy = "Only"
+)
+
+// InPlace returns md's in-place policy, InPlaceNever when unset.
+func (md *MachineDeployment) InPlace() InPlacePolicy {
+	if md.Spec.Rollout == nil || md.Spec.Rollout.InPlace == "" {
+		return InPlaceNever
+	}
+	return md.Spec.Rollout.InPlace
 }
 
 // MachineDeploymentStatus is the observed state of a MachineDeployment.

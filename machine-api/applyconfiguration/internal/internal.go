@@ -85,6 +85,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: path
       type:
         scalar: string
+- name: dev.machineapi.machine-api.api.v1beta1.InPlacePolicy
+  scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.LabelSelector
   map:
     fields:
@@ -266,6 +268,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: after
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: inPlace
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.InPlacePolicy
     - name: machineClassChanges
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.MachineClassChangePolicy
@@ -515,6 +520,42 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+- name: dev.machineapi.machine-api.api.v1beta1.MachineInPlaceUpdate
+  map:
+    fields:
+    - name: cordoned
+      type:
+        scalar: boolean
+    - name: disruptive
+      type:
+        scalar: boolean
+    - name: instanceUpdatedTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: nodeBootID
+      type:
+        scalar: string
+    - name: nodeDrainStartTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: paths
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: startTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: templateHash
+      type:
+        scalar: string
+    - name: unsupported
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: dev.machineapi.machine-api.api.v1beta1.MachineInterruption
   map:
     fields:
@@ -682,6 +723,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: failureReason
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.MachineFailureReason
+    - name: inPlaceUpdate
+      type:
+        namedType: dev.machineapi.machine-api.api.v1beta1.MachineInPlaceUpdate
     - name: interruption
       type:
         namedType: dev.machineapi.machine-api.api.v1beta1.MachineInterruption

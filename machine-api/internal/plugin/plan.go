@@ -78,13 +78,32 @@ func rolloutPlan(ctx context.Context, e *env, name, file string) error {
 	}
 	now := time.Now()
 	current := machinedeployment.CurrentSet(desired, sets)
-	plans := planMachines(desired, current, sets, machines, classes, now)
+	var route *machinedeployment.InPlaceDecision
+	if current == nil && desired.InPlace() != v1beta1.InPlaceNever {
+		d := machinedeployment.DecideInPlace(desired, sets, machines)
+		route = &d
+	}
+	plans := planMachines(desired, current, sets, machines, classes, route, now)
 
 	w := e.streams.Out
 	fmt.Fprintf(w, "Rollout plan for MachineDeployment %s/%s with %s (nothing is changed):\n", desired.Namespace, desired.Name, source)
 	switch {
+	case route != nil && route.Route == machinedeployment.RouteInPlace:
+		how := "without draining"
+		if route.Disruptive {
+			how = "draining and rebooting each Machine whose plan says so"
+		}
+		fmt.Fprintf(w, "  the template is updated in place (spec.rollout.inPlace %s): MachineSet %s takes it, and its Machines are updated by their provider %s\n",
+			desired.InPlace(), route.Set.Name, how)
+	case route != nil && route.Route == machinedeployment.RouteBlocked:
+		fmt.Fprintf(w, "  the rollout stalls: %s\n", route.Message)
+	case route != nil && route.Route == machinedeployment.RouteWait:
+		fmt.Fprintf(w, "  in place or by replacement is not decided yet: %s (the machine controller asks the provider once the template is applied; apply it with spec.paused true to see the plan first)\n", route.Message)
 	case current == nil:
 		fmt.Fprintf(w, "  the template needs new Machines: a new MachineSet is created and every Machine is replaced\n")
+		if route != nil {
+			fmt.Fprintf(w, "  not in place: %s\n", route.Message)
+		}
 	default:
 		fmt.Fprintf(w, "  the template is MachineSet %s's\n", current.Name)
 	}
@@ -239,7 +258,7 @@ func machineClasses(ctx context.Context, e *env, md *v1beta1.MachineDeployment, 
 // planMachines decides, for each Machine, what the rollout to desired does to it (uptodate.Decide),
 // in the order of the sets (oldest first), then by name.
 func planMachines(desired *v1beta1.MachineDeployment, current *v1beta1.MachineSet, sets []*v1beta1.MachineSet,
-	machines []*v1beta1.Machine, classes map[string]*v1beta1.MachineClass, now time.Time) []machinePlan {
+	machines []*v1beta1.Machine, classes map[string]*v1beta1.MachineClass, route *machinedeployment.InPlaceDecision, now time.Time) []machinePlan {
 	want := uptodate.ForDeployment(desired)
 	var out []machinePlan
 	for _, set := range sets {
@@ -262,6 +281,11 @@ func planMachines(desired *v1beta1.MachineDeployment, current *v1beta1.MachineSe
 			switch {
 			case !m.DeletionTimestamp.IsZero():
 				p.action, p.detail = actionDeleting, inPlace
+			case route != nil && route.Route == machinedeployment.RouteInPlace && set == route.Set,
+				current != nil && set == current && updatedInPlace(m, current):
+				p.action, p.detail = actionInPlace, inPlaceDetail(m, inPlace)
+			case route != nil && (route.Route == machinedeployment.RouteBlocked || route.Route == machinedeployment.RouteWait):
+				p.action, p.detail = actionKeep, "until the rollout goes on: "+route.Message
 			case replace:
 				p.action, p.detail = actionReplace, why
 			case len(dec.InPlace) > 0:
@@ -276,6 +300,33 @@ func planMachines(desired *v1beta1.MachineDeployment, current *v1beta1.MachineSe
 		}
 	}
 	return out
+}
+
+// updatedInPlace reports whether m, of the current set, is yet to be (or being) updated in place
+// to its set's template: it has a plan for that template.
+func updatedInPlace(m *v1beta1.Machine, current *v1beta1.MachineSet) bool {
+	rec := m.Status.InPlaceUpdate
+	return rec != nil && len(rec.Unsupported) == 0 && rec.TemplateHash == uptodate.TemplateHash(&current.Spec.Template)
+}
+
+// inPlaceDetail says what m's provider updates in place, and how, with the in-place fields that
+// change too.
+func inPlaceDetail(m *v1beta1.Machine, fields string) string {
+	var parts []string
+	if rec := m.Status.InPlaceUpdate; rec != nil {
+		how := "by the provider"
+		if rec.Disruptive {
+			how = "by the provider, drained and rebooted"
+		}
+		if uptodate.SpecHash(&m.Spec) == rec.TemplateHash {
+			how = "being updated " + how
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(rec.Paths, ", "), how))
+	}
+	if fields != "" {
+		parts = append(parts, fields)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func changes(cs []uptodate.Change) string {

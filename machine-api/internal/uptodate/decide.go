@@ -48,16 +48,18 @@ type Desired struct {
 	// Deployment says the template is a MachineDeployment's, which replaces Machines that are not
 	// up to date (a MachineSet alone never replaces a Machine).
 	Deployment bool
+	// InPlace is the deployment's spec.rollout.inPlace (InPlaceNever outside a deployment).
+	InPlace v1beta1.InPlacePolicy
 }
 
 // ForDeployment is what the Machines of md should be.
 func ForDeployment(md *v1beta1.MachineDeployment) Desired {
-	return Desired{Owner: "MachineDeployment " + md.Name, Template: &md.Spec.Template, Rollout: md.Spec.Rollout, Deployment: true}
+	return Desired{Owner: "MachineDeployment " + md.Name, Template: &md.Spec.Template, Rollout: md.Spec.Rollout, Deployment: true, InPlace: md.InPlace()}
 }
 
 // ForSet is what the Machines of a MachineSet no deployment owns should be.
 func ForSet(set *v1beta1.MachineSet) Desired {
-	return Desired{Owner: "MachineSet " + set.Name, Template: &set.Spec.Template}
+	return Desired{Owner: "MachineSet " + set.Name, Template: &set.Spec.Template, InPlace: v1beta1.InPlaceNever}
 }
 
 // Cause is one reason a Machine is not up to date.
@@ -125,6 +127,22 @@ type Decider struct {
 	want *v1beta1.MachineSpec
 	// classHash is the hash of class's spec ("" without a class).
 	classHash string
+	// wantHash is d.Template's hash when d allows in-place updates ("" otherwise).
+	wantHash string
+}
+
+// updatedInPlace reports whether m's template change is left to an in-place update rather than a
+// replacement: always under spec.rollout.inPlace Only (which never replaces for a template
+// change), under Prefer when m's provider plans to apply every change of the template in place.
+func (x *Decider) updatedInPlace(m *v1beta1.Machine) bool {
+	switch x.d.InPlace {
+	case v1beta1.InPlaceOnly:
+		return true
+	case v1beta1.InPlacePrefer:
+		rec := m.Status.InPlaceUpdate
+		return rec != nil && rec.TemplateHash == x.wantHash && len(rec.Unsupported) == 0
+	}
+	return false
 }
 
 // NewDecider returns a Decider for Machines that should be d, whose spec names class as it is now
@@ -134,6 +152,9 @@ func NewDecider(d Desired, class *v1beta1.MachineClass) *Decider {
 	if d.Template != nil {
 		want := outsideInPlace(&d.Template.Spec)
 		x.want = &want
+		if d.InPlace == v1beta1.InPlacePrefer {
+			x.wantHash = TemplateHash(d.Template)
+		}
 	}
 	if class != nil {
 		x.classHash = classSpecHash(class)
@@ -168,8 +189,12 @@ func (x *Decider) Replacement(m *v1beta1.Machine, now time.Time) Decision {
 			changes = diff("spec", canonical(&have), canonical(&want))
 		}
 		if len(changes) > 0 {
-			dec.Causes = append(dec.Causes, Cause{Reason: ReasonTemplateChanged, Changes: changes, Replaces: inDeployment,
-				Message: fmt.Sprintf("differs from the template of %s: %s", d.Owner, list(changes))})
+			c := Cause{Reason: ReasonTemplateChanged, Changes: changes, Replaces: inDeployment && !x.updatedInPlace(m),
+				Message: fmt.Sprintf("differs from the template of %s: %s", d.Owner, list(changes))}
+			if inDeployment && !c.Replaces {
+				c.Message += fmt.Sprintf(" (updated in place: spec.rollout.inPlace is %s)", d.InPlace)
+			}
+			dec.Causes = append(dec.Causes, c)
 		}
 	}
 	if ref := m.Spec.ProviderSpec.MachineClass; ref != nil && class != nil && class.Name == ref.Name &&

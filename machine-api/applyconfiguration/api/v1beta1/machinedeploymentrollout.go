@@ -39,6 +39,15 @@ type MachineDeploymentRolloutApplyConfiguration struct {
 	// Machines created from the class before the edit: Rollout (unset means Rollout) replaces them;
 	// Ignore leaves them, and only Machines created afterwards get the edited class.
 	MachineClassChanges *apiv1beta1.MachineClassChangePolicy `json:"machineClassChanges,omitempty"`
+	// inPlace says whether a template change updates the Machines in place, through their
+	// provider, instead of replacing them. Never (unset means Never) replaces them. Prefer updates
+	// them in place when the provider can apply every changed field to every Machine, and replaces
+	// them otherwise. Only never replaces them for a template change: a change the provider cannot
+	// apply stalls the rollout, with Progressing=False/InPlaceUpdateUnsupported naming the fields. An in-place
+	// update that stops workloads (a reboot) drains the Node first, under the same drain rules,
+	// deadlines, maxUnavailable and disruption budgets as a replacement. Machines due for their
+	// age, spec.rollout.after or a MachineClass edit are still replaced.
+	InPlace *apiv1beta1.InPlacePolicy `json:"inPlace,omitempty"`
 }
 
 // MachineDeploymentRolloutApplyConfiguration constructs a declarative configuration of the MachineDeploymentRollout type for use with
@@ -68,5 +77,13 @@ func (b *MachineDeploymentRolloutApplyConfiguration) WithMachineMaxAgeSeconds(va
 // If called multiple times, the MachineClassChanges field is set to the value of the last call.
 func (b *MachineDeploymentRolloutApplyConfiguration) WithMachineClassChanges(value apiv1beta1.MachineClassChangePolicy) *MachineDeploymentRolloutApplyConfiguration {
 	b.MachineClassChanges = &value
+	return b
+}
+
+// WithInPlace sets the InPlace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InPlace field is set to the value of the last call.
+func (b *MachineDeploymentRolloutApplyConfiguration) WithInPlace(value apiv1beta1.InPlacePolicy) *MachineDeploymentRolloutApplyConfiguration {
+	b.InPlace = &value
 	return b
 }

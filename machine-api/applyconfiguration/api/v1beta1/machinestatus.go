@@ -59,6 +59,12 @@ type MachineStatusApplyConfiguration struct {
 	// from the provider or from the machine.machineapi.dev/interruption-deadline annotation; the
 	// Machine's MachineSet replaces it before the deadline (the InstanceInterruption condition).
 	Interruption *MachineInterruptionApplyConfiguration `json:"interruption,omitempty"`
+	// inPlaceUpdate is the provider's plan to bring the instance to a new template without
+	// replacing the Machine, while its MachineDeployment allows in-place updates
+	// (spec.rollout.inPlace): recorded when the template changes, and carried out once the
+	// Machine's MachineSet gives it the new spec (spec matches templateHash; the Updating
+	// condition follows it). Removed when the update is done.
+	InPlaceUpdate *MachineInPlaceUpdateApplyConfiguration `json:"inPlaceUpdate,omitempty"`
 	// conditions are the observed conditions: Ready, InstanceProvisioned, NodeLinked, UpToDate, Drained, Deleting, HealthCheckSucceeded, ...
 	// Each controller writes only its own.
 	Conditions []applyconfigurationsmetav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
@@ -161,6 +167,14 @@ func (b *MachineStatusApplyConfiguration) WithMachineClass(value *MachineClassRe
 // If called multiple times, the Interruption field is set to the value of the last call.
 func (b *MachineStatusApplyConfiguration) WithInterruption(value *MachineInterruptionApplyConfiguration) *MachineStatusApplyConfiguration {
 	b.Interruption = value
+	return b
+}
+
+// WithInPlaceUpdate sets the InPlaceUpdate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InPlaceUpdate field is set to the value of the last call.
+func (b *MachineStatusApplyConfiguration) WithInPlaceUpdate(value *MachineInPlaceUpdateApplyConfiguration) *MachineStatusApplyConfiguration {
+	b.InPlaceUpdate = value
 	return b
 }
 

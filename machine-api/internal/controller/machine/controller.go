@@ -135,6 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.provision,
 		r.observeNode,
 		r.observeInterruption,
+		r.updateInPlace,
 	)
 }
 

@@ -10,6 +10,7 @@ import (
 	"machineapi.dev/nodelink"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/uptodate"
 )
 
 // scope is what one reconcile learned. Steps fill it in; computeStatus turns it into status.
@@ -26,6 +27,8 @@ type scope struct {
 	providerWait      string            // a provider's RequeueAfter reason
 	failure           *failure          // a terminal failure found in this reconcile
 	upToDate          *metav1.Condition // the UpToDate condition decided by this reconcile
+	desired           uptodate.Desired  // what the Machine should be (upToDate)
+	inPlace           *inPlaceState     // the in-place update decided by this reconcile (inplace.go)
 
 	interruption *interruptionState // the announced end of the instance (interruption.go)
 

@@ -45,6 +45,20 @@ func computeStatus(s *scope) v1beta1.MachineStatus {
 		// before the record existed, the class as it is when first seen).
 		st.MachineClass = uptodate.RecordClass(s.class)
 	}
+	if ip := s.inPlace; ip != nil {
+		st.InPlaceUpdate = ip.record
+		if ip.updating != nil {
+			conditions.Set(&st.Conditions, *ip.updating, s.now)
+		}
+		if ip.running {
+			c := inPlaceUpToDate(ip.record)
+			s.upToDate = &c
+		}
+		if !ip.running && ip.updating != nil && providerID != "" && s.class != nil {
+			// The instance now runs from the class the Machine names.
+			st.MachineClass = uptodate.RecordClass(s.class)
+		}
+	}
 	if s.upToDate != nil {
 		c := *s.upToDate
 		c.ObservedGeneration = m.Generation // recording spec.providerID may have moved it since
@@ -199,7 +213,7 @@ func setDeletion(st *v1beta1.MachineStatus, s *scope, gen int64) {
 // ownedConditions are the condition types the machine controller writes.
 var ownedConditions = []string{
 	v1beta1.ReadyCondition, v1beta1.InstanceProvisionedCondition, v1beta1.DrainedCondition, v1beta1.DeletingCondition,
-	v1beta1.UpToDateCondition, v1beta1.InstanceInterruptionCondition,
+	v1beta1.UpToDateCondition, v1beta1.InstanceInterruptionCondition, v1beta1.UpdatingCondition,
 }
 
 // statusApply returns the server-side apply configuration of the status fields the machine
@@ -269,6 +283,9 @@ func statusApply(m *v1beta1.Machine, st v1beta1.MachineStatus, recordsLink bool)
 	if st.LastUpdated != nil {
 		ac.WithLastUpdated(*st.LastUpdated)
 	}
+	if u := st.InPlaceUpdate; u != nil {
+		ac.WithInPlaceUpdate(inPlaceApply(u))
+	}
 	if c := st.MachineClass; c != nil {
 		rec := acv1beta1.MachineClassRecord().WithName(c.Name).WithSpecHash(c.SpecHash)
 		for _, f := range c.Fields {
@@ -299,4 +316,21 @@ func nodeReady(node *corev1.Node) corev1.ConditionStatus {
 		return c.Status
 	}
 	return corev1.ConditionUnknown
+}
+
+func inPlaceApply(u *v1beta1.MachineInPlaceUpdate) *acv1beta1.MachineInPlaceUpdateApplyConfiguration {
+	a := acv1beta1.MachineInPlaceUpdate().WithTemplateHash(u.TemplateHash).WithPaths(u.Paths...).
+		WithUnsupported(u.Unsupported...).WithDisruptive(u.Disruptive).WithCordoned(u.Cordoned)
+	if u.NodeBootID != "" {
+		a.WithNodeBootID(u.NodeBootID)
+	}
+	for _, t := range []struct {
+		v    *metav1.Time
+		with func(metav1.Time) *acv1beta1.MachineInPlaceUpdateApplyConfiguration
+	}{{u.StartTime, a.WithStartTime}, {u.NodeDrainStartTime, a.WithNodeDrainStartTime}, {u.InstanceUpdatedTime, a.WithInstanceUpdatedTime}} {
+		if t.v != nil {
+			t.with(*t.v)
+		}
+	}
+	return a
 }

@@ -28,6 +28,7 @@ func (r *Reconciler) upToDate(ctx context.Context, s *scope) (reconcile.Result, 
 	if err != nil {
 		return reconcile.Result{}, false, err
 	}
+	s.desired = desired
 	dec := uptodate.Decide(s.machine, s.class, desired, s.now)
 	c := uptodate.Condition(dec, desired, s.machine.Generation)
 	s.upToDate = &c

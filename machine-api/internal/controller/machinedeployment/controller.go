@@ -125,6 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.syncAutoscalerKeys,
 		r.syncMetadata,
 		r.syncRevision,
+		r.updateInPlace,
 		r.rollout,
 		r.pruneHistory,
 	)
@@ -210,14 +211,29 @@ func deploymentOfMachine(_ context.Context, o client.Object) []reconcile.Request
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
-// markChanged passes only the Machine updates that add or remove the delete-machine annotation.
+// planOf is what the deployment reads of a Machine's in-place plan (see updateInPlace).
+func planOf(m *v1beta1.Machine) []string {
+	rec := m.Status.InPlaceUpdate
+	if rec == nil {
+		return nil
+	}
+	return append([]string{rec.TemplateHash}, rec.Unsupported...)
+}
+
+// markChanged passes the Machine updates that add or remove the delete-machine annotation, and
+// those that change its in-place plan (status.inPlaceUpdate: a deployment may wait for them).
 func markChanged() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetAnnotations()[v1beta1.DeleteMachineAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.DeleteMachineAnnotation]
+			if e.ObjectOld.GetAnnotations()[v1beta1.DeleteMachineAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.DeleteMachineAnnotation] {
+				return true
+			}
+			a, okA := e.ObjectOld.(*v1beta1.Machine)
+			b, okB := e.ObjectNew.(*v1beta1.Machine)
+			return okA && okB && !equality.Semantic.DeepEqual(planOf(a), planOf(b))
 		},
 	}
 }

@@ -31,6 +31,7 @@ type scope struct {
 	scaled           bool   // some set's replicas changed
 	waiting          string // why the rollout waits, for the Progressing message
 	blocked          string // a problem the user must fix (Progressing False)
+	blockedReason    string // the reason of that Progressing False (ReasonSetNameTaken when empty)
 	finalizerRemoved bool
 }
 

@@ -1,6 +1,7 @@
 package machinedeployment
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -81,7 +82,7 @@ func progressing(s *scope, st *v1beta1.MachineDeploymentStatus) {
 		conditions.Set(&st.Conditions, c, s.now)
 		return
 	case s.blocked != "":
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonSetNameTaken, s.blocked
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, cmp.Or(s.blockedReason, ReasonSetNameTaken), s.blocked
 		conditions.Set(&st.Conditions, c, s.now)
 		return
 	case complete(s):

@@ -120,6 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	return steps.Pipeline(ctx, s,
 		r.readOwner,
 		r.syncMetadata,
+		r.updateInPlace,
 		r.scale,
 		r.remediateMachines,
 		r.reportHolds,

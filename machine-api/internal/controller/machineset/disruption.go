@@ -73,6 +73,7 @@ type pool struct {
 // heldMachine is a Machine the budgets (or its do-not-disrupt annotation) hold, and why.
 type heldMachine struct {
 	machine      *v1beta1.Machine
+	update       bool // held from an in-place update, not a deletion
 	reason       v1beta1.DisruptionReason
 	verdict      disruption.Verdict
 	doNotDisrupt bool // held by v1beta1.DoNotDisruptAnnotation, not by a budget
@@ -193,9 +194,9 @@ func disruptionOf(m *v1beta1.Machine) (reason v1beta1.DisruptionReason, exempt s
 }
 
 // disrupting reports whether m counts against its pool's budgets: it has a Node and is being
-// deleted.
+// deleted, or updated in place by an update that stops its workloads.
 func disrupting(m *v1beta1.Machine) bool {
-	return m.Status.NodeRef != nil && !m.DeletionTimestamp.IsZero()
+	return m.Status.NodeRef != nil && !m.DeletionTimestamp.IsZero() || updatingDisruptively(m)
 }
 
 // withinBudget runs del on the victims the pool's budgets allow now, under the gate's lock, and
@@ -293,7 +294,7 @@ func (g *budgetGate) disrupting(p *pool, now time.Time) int {
 	for uid, at := range g.allowed[p.key] {
 		m, ok := byUID[uid]
 		switch {
-		case !ok || !m.DeletionTimestamp.IsZero() || now.Sub(at) > recentDeletion:
+		case !ok || disrupting(m) || now.Sub(at) > recentDeletion:
 			delete(g.allowed[p.key], uid)
 		default:
 			count++
@@ -305,7 +306,7 @@ func (g *budgetGate) disrupting(p *pool, now time.Time) int {
 // remember records the deletions of Machines with a Node the set just requested.
 func (g *budgetGate) remember(key types.UID, allowed []*v1beta1.Machine, s *scope) {
 	for _, m := range allowed {
-		if m.Status.NodeRef == nil || !slices.Contains(s.deleted, m.Name) {
+		if m.Status.NodeRef == nil || !slices.Contains(s.deleted, m.Name) && !slices.Contains(s.updated, m.Name) {
 			continue
 		}
 		if g.allowed == nil {
@@ -327,11 +328,21 @@ func (r *Reconciler) reportHolds(ctx context.Context, s *scope) (reconcile.Resul
 	var errs []error
 	wait := time.Duration(0)
 	for _, h := range s.held {
-		held[h.machine.Name] = true
 		msg, reason := holdMessage(h), ReasonWaitingForDisruptionBudget
 		if h.doNotDisrupt {
 			reason = ReasonDoNotDisrupt
 		}
+		wait = budgetPoll
+		if u := h.verdict.Until; !u.IsZero() && u.Sub(s.now) < wait {
+			wait = max(u.Sub(s.now), time.Second)
+		}
+		if h.update {
+			// An update held is no deletion: the Machine's Deleting condition stays as it is;
+			// the event and the set's condition say it.
+			r.Recorder.Eventf(h.machine, s.set, "Normal", reason, "UpdateInPlace", "%s", msg)
+			continue
+		}
+		held[h.machine.Name] = true
 		if c := meta.FindStatusCondition(h.machine.Status.Conditions, v1beta1.DeletingCondition); c == nil || c.Reason != reason || c.Message != msg {
 			errs = append(errs, r.setHold(ctx, h.machine, reason, msg))
 			r.Recorder.Eventf(h.machine, s.set, "Normal", reason, "Delete", "%s", msg)
@@ -339,10 +350,6 @@ func (r *Reconciler) reportHolds(ctx context.Context, s *scope) (reconcile.Resul
 				heldTotal.WithLabelValues(string(h.reason)).Inc()
 			}
 			log.FromContext(ctx).Info("disruption budget holds the deletion of a Machine", "machine", h.machine.Name, "reason", h.reason, "budget", h.verdict.Budget)
-		}
-		wait = budgetPoll
-		if u := h.verdict.Until; !u.IsZero() && u.Sub(s.now) < wait {
-			wait = max(u.Sub(s.now), time.Second)
 		}
 	}
 	for _, m := range s.machines {
@@ -358,7 +365,11 @@ func (r *Reconciler) reportHolds(ctx context.Context, s *scope) (reconcile.Resul
 
 // holdMessage says which budget holds h and until when, for the Machine's condition.
 func holdMessage(h heldMachine) string {
-	msg := fmt.Sprintf("not deleted yet (%s): %s", h.reason, h.verdict.Message)
+	what := "deleted"
+	if h.update {
+		what = "updated in place"
+	}
+	msg := fmt.Sprintf("not %s yet (%s): %s", what, h.reason, h.verdict.Message)
 	if u := h.verdict.Until; !u.IsZero() && !h.doNotDisrupt {
 		msg += fmt.Sprintf("; the budgets change at %s", u.UTC().Format(time.RFC3339))
 	}

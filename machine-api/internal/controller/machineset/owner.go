@@ -37,7 +37,7 @@ func (r *Reconciler) readOwner(ctx context.Context, s *scope) (reconcile.Result,
 
 // ownerOf derives what set takes from its deployment md.
 func ownerOf(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet) *ownerInfo {
-	o := &ownerInfo{name: md.Name, uid: md.UID}
+	o := &ownerInfo{name: md.Name, uid: md.UID, inPlace: md.InPlace(), maxUnavailable: -1}
 	replicas := int32(1)
 	if md.Spec.Replicas != nil {
 		replicas = *md.Spec.Replicas
@@ -49,8 +49,16 @@ func ownerOf(md *v1beta1.MachineDeployment, set *v1beta1.MachineSet) *ownerInfo 
 			o.holdCreates = fmt.Sprintf("an old MachineSet of MachineDeployment %s, which rolls out OnDelete: "+
 				"a deleted Machine is replaced by the current MachineSet (revision %s), not by this one", md.Name, current)
 		}
+		o.inPlace = v1beta1.InPlaceNever
 	case v1beta1.RecreateStrategy:
 	default:
+		unavailable := intstr.FromInt32(0)
+		if ru := md.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
+			unavailable = *ru.MaxUnavailable
+		}
+		if v, err := intstr.GetScaledValueFromIntOrPercent(&unavailable, int(replicas), false); err == nil {
+			o.maxUnavailable = max(int32(v), 1) // an update in place cannot surge: one at a time at least
+		}
 		surge := intstr.FromInt32(1)
 		if ru := md.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxSurge != nil {
 			surge = *ru.MaxSurge

@@ -35,6 +35,7 @@ type scope struct {
 	createErr        error    // the first create failure
 	deleted          []string // Machines whose deletion was requested
 	deleteErr        error
+	updated          []string      // Machines given their template's spec for a disruptive in-place update
 	held             []heldMachine // Machines the pool's disruption budgets kept from deletion
 	finalizerRemoved bool
 }
@@ -49,6 +50,13 @@ type ownerInfo struct {
 	// holdCreates, when set, says why the set must not replace Machines (an old set of an OnDelete
 	// rollout: its deleted Machines are replaced by the current set).
 	holdCreates string
+	// inPlace is the deployment's spec.rollout.inPlace (InPlaceNever for OnDelete, which
+	// replaces only what users delete).
+	inPlace v1beta1.InPlacePolicy
+	// maxUnavailable bounds the set's Machines updating disruptively in place or unavailable:
+	// the deployment's resolved maxUnavailable, at least 1 (RollingUpdate), -1 for no bound
+	// (Recreate).
+	maxUnavailable int32
 }
 
 // surge is the overshoot tolerance of the set: its deployment's maxSurge, 0 for a standalone set.

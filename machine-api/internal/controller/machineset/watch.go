@@ -46,7 +46,8 @@ func relevantChange(a, b *v1beta1.Machine) bool {
 		conditionChanged(a, b, v1beta1.HealthCheckSucceededCondition) ||
 		conditionChanged(a, b, v1beta1.OwnerRemediatedCondition) ||
 		conditionChanged(a, b, v1beta1.UpToDateCondition) ||
-		!equality.Semantic.DeepEqual(a.Status.Interruption, b.Status.Interruption)
+		!equality.Semantic.DeepEqual(a.Status.Interruption, b.Status.Interruption) ||
+		!equality.Semantic.DeepEqual(a.Status.InPlaceUpdate, b.Status.InPlaceUpdate)
 }
 
 func conditionChanged(a, b *v1beta1.Machine, t string) bool {
