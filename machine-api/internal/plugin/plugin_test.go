@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	apitypes "k8s.io/apimachinery/pkg/types"
@@ -533,9 +534,72 @@ var _ = Describe("kubectl machine rollout plan", func() {
 		data, err := os.ReadFile(large)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(yaml.UnmarshalStrict(data, changed)).To(Succeed())
+		base := after.DeepCopy()
 		after.Spec = changed.Spec
-		Expect(k8s.Update(ctx, after)).To(Succeed())
+		// As kubectl apply would: a patch, which a status write of the controller meanwhile does
+		// not make conflict.
+		Expect(k8s.Patch(ctx, after, client.MergeFrom(base))).To(Succeed())
 		Eventually(deleted).Should(Equal(planned))
+	})
+
+	It("previews an in-place update from the provider's plans, and the rollout does what it showed", func() {
+		ns := newNamespace()
+		md := builder.MachineDeployment(ns, "web", 3).WithRollingUpdate("1", "1").
+			WithRollout(v1beta1.MachineDeploymentRollout{InPlace: v1beta1.InPlacePrefer}).Build()
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		machines := func(g Gomega) []v1beta1.Machine {
+			list := &v1beta1.MachineList{}
+			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			return list.Items
+		}
+		uids := map[string]apitypes.UID{}
+		Eventually(func(g Gomega) {
+			ms := machines(g)
+			g.Expect(ms).To(HaveLen(3))
+			for _, m := range ms {
+				g.Expect(m.Status.Phase).To(Equal(v1beta1.MachinePhaseRunning))
+				uids[m.Name] = m.UID
+			}
+		}).Should(Succeed())
+
+		By("applied while paused, the change gets each Machine's plan from the provider, and the plan shows it")
+		Expect(k8s.Patch(ctx, md, client.RawPatch(apitypes.MergePatchType,
+			[]byte(`{"spec":{"paused":true,"template":{"spec":{"providerSpec":{"value":{"instanceType":"medium"}}}}}}`)))).To(Succeed())
+		Eventually(func(g Gomega) {
+			for _, m := range machines(g) {
+				g.Expect(m.Status.InPlaceUpdate).NotTo(BeNil())
+			}
+		}).Should(Succeed())
+		out := plan(ns)
+		Expect(out).To(MatchRegexp(`the template is updated in place \(spec.rollout.inPlace Prefer\): MachineSet web-\S+ takes it`))
+		planned := map[string]string{}
+		for _, r := range regexp.MustCompile(`(?m)^(web-\S+)\s+web-\S+\s+(keep|update in place|replace)\s+(.*)$`).FindAllStringSubmatch(out, -1) {
+			planned[r[1]] = r[2]
+			Expect(r[3]).To(Equal("spec.providerSpec.value.instanceType (by the provider, drained and rebooted)"))
+		}
+		Expect(planned).To(HaveLen(3), out)
+		Expect(out).To(ContainSubstring("No Machine is replaced."))
+
+		By("resumed, the rollout does what the plan showed")
+		Expect(k8s.Patch(ctx, md, client.RawPatch(apitypes.MergePatchType, []byte(`{"spec":{"paused":false}}`)))).To(Succeed())
+		outcome := map[string]string{}
+		Eventually(func(g Gomega) {
+			for _, m := range machines(g) {
+				g.Expect(m.Status.InPlaceUpdate).To(BeNil())
+				g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, v1beta1.UpToDateCondition)).To(BeTrue())
+			}
+		}, "90s").Should(Succeed())
+		now := machines(Default)
+		for name, uid := range uids {
+			outcome[name] = "replace"
+			for _, m := range now {
+				c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.UpdatingCondition)
+				if m.Name == name && m.UID == uid && c != nil && c.Reason == "InPlaceUpdated" {
+					outcome[name] = "update in place"
+				}
+			}
+		}
+		Expect(outcome).To(Equal(planned))
 	})
 
 	It("refuses a manifest the API server refuses, naming the field", func() {

@@ -31,6 +31,16 @@
 // status.interruption and the InstanceInterruption condition (interruption.go); the Machine's
 // MachineSet acts on it.
 //
+// # In-place updates
+//
+// When the Machine's deployment allows in-place updates (spec.rollout.inPlace) and the provider
+// implements provider.InPlaceUpdater, updateInPlace (inplace.go) asks the provider once per
+// template how it would bring the instance to the deployment's template and records the plan in
+// status.inPlaceUpdate; once the Machine's set has given it the template's spec, it carries the
+// update out one step per reconcile (drain for a disruptive one, the provider's UpdateInPlace, the
+// Node Ready again, uncordon), recording each step so that a restart resumes it, with the Updating
+// condition naming the step.
+//
 // # Delete path
 //
 // An ordered pipeline that stops at the first step still waiting; the Deleting condition's reason

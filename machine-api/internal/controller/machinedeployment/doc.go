@@ -59,6 +59,17 @@
 // the set deletes that Machine and no other. The deployment watches the marks of its Machines and
 // the MachineClass its template names, and asks to come back when the next Machine becomes due.
 //
+// # In-place updates
+//
+// With spec.rollout.inPlace Prefer or Only (not OnDelete), a template change for which no set
+// exists goes through DecideInPlace (inplace.go) before the strategy: when the one set holding
+// Machines has, for each of them, a provider's plan for the template naming no unsupported field
+// (status.inPlaceUpdate, recorded by the machine controller), the deployment gives that set the
+// template and the next revision instead of creating a set, and the set updates its Machines in
+// place. Prefer replaces otherwise; Only stalls with Progressing=False/InPlaceUpdateUnsupported.
+// Machines of the current set with such a plan are not replaced for their template
+// (uptodate.Decider).
+//
 // # Strategies
 //
 //   - RollingUpdate: maxSurge (percent of replicas rounded up) and maxUnavailable (rounded down; 1

@@ -130,6 +130,8 @@ func judge(t *target, r *rules, now time.Time) health {
 	switch {
 	case own.state == stateUnhealthy:
 		return own
+	case updating(m, r, now) != nil:
+		return *updating(m, r, now)
 	case elsewhere != nil:
 		if own.state == stateSuspect {
 			return own
@@ -155,6 +157,27 @@ func judge(t *target, r *rules, now time.Time) health {
 		return own
 	}
 	return health{state: stateHealthy} // its message is made only when written (see healthyMessage)
+}
+
+// updating judges a Machine whose instance is being updated in place (Updating=True): drained and
+// rebooted on purpose, it is waiting, like a Machine for its first Node, neither healthy nor
+// failing, for at most nodeStartupTimeoutSeconds from the start of the update; nil when it is not
+// updating or past that (then the rules apply as usual).
+func updating(m *v1beta1.Machine, r *rules, now time.Time) *health {
+	c := meta.FindStatusCondition(m.Status.Conditions, v1beta1.UpdatingCondition)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return nil
+	}
+	if r.startupTimeout == 0 {
+		return &health{state: stateWaiting, message: "its instance is being updated in place (Updating=True): its Node is judged once the update ends"}
+	}
+	deadline := c.LastTransitionTime.Add(r.startupTimeout)
+	if !now.Before(deadline) {
+		return nil
+	}
+	return &health{state: stateWaiting, recheck: deadline.Sub(now), message: fmt.Sprintf(
+		"its instance is being updated in place (Updating=True): its Node is judged once the update ends, or from %s (nodeStartupTimeoutSeconds after the update began)",
+		deadline.UTC().Format(time.RFC3339))}
 }
 
 // waitForNode judges a Machine without a Node: waiting until nodeStartupTimeoutSeconds after

@@ -90,6 +90,18 @@ func TestCheck(t *testing.T) {
 			target: healthyTarget("a", nodeGone, linkCondition(metav1.ConditionTrue, "Linked"), ownCondition("InstanceHealthy", metav1.ConditionFalse, time.Second)),
 			state:  stateSuspect, cause: CauseUnhealthyMachineCondition, recheck: 119 * time.Second,
 		},
+		"a Node rebooted by an in-place update is not judged while the update runs": {
+			target: healthyTarget("a", notReadyFor(400*time.Second), ownCondition(v1beta1.UpdatingCondition, metav1.ConditionTrue, 500*time.Second)),
+			state:  stateWaiting, recheck: 100 * time.Second, message: "being updated in place",
+		},
+		"an in-place update running longer than the startup timeout: the Node is judged again": {
+			target: healthyTarget("a", notReadyFor(400*time.Second), ownCondition(v1beta1.UpdatingCondition, metav1.ConditionTrue, 600*time.Second)),
+			state:  stateUnhealthy, cause: CauseUnhealthyNodeCondition,
+		},
+		"an in-place update that ended: the Node is judged": {
+			target: healthyTarget("a", notReadyFor(400*time.Second), ownCondition(v1beta1.UpdatingCondition, metav1.ConditionFalse, 5*time.Second)),
+			state:  stateUnhealthy, cause: CauseUnhealthyNodeCondition,
+		},
 		"a Machine deleted by someone else is not suspect either": {
 			target: healthyTarget("a", notReadyFor(time.Second), deleting), state: stateDeleting,
 		},

@@ -89,6 +89,15 @@
 // so that a new timeout applies to its deletion in progress (a hook cannot be added to it). Other
 // template changes apply to new Machines only (a MachineDeployment rolls them out).
 //
+// # In-place updates
+//
+// When its deployment allows in-place updates (spec.rollout.inPlace) and gave the set a new
+// template instead of creating a set, updateInPlace (inplace.go) gives each Machine whose
+// provider's plan (status.inPlaceUpdate) covers the template the template's providerSpec and
+// versions: at once when the update does not stop workloads, else within maxUnavailable and the
+// pool's disruption budgets (withinBudget, as a Rollout). The machine controller then updates the
+// instance. A Machine updating disruptively counts against the budgets like one being deleted.
+//
 // # Autoscaler annotations
 //
 // When machine.machineapi.dev/cluster-api-autoscaler-node-group-min-size / -max-size are present,
