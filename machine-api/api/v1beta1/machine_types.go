@@ -430,10 +430,10 @@ type MachineInPlaceUpdate struct {
 	// +kubebuilder:validation:items:MaxLength=256
 	Unsupported []string `json:"unsupported,omitempty"`
 
-	// disruptive says that the update stops the instance's workloads (a reboot): the Node is
-	// cordoned and drained first, and uncordoned once Ready again.
+	// disruption says what the update does to the instance's workloads: None, or Drain (it stops
+	// them, a reboot: the Node is cordoned and drained first, and uncordoned once Ready again).
 	// +optional
-	Disruptive bool `json:"disruptive,omitempty"`
+	Disruption InPlaceDisruption `json:"disruption,omitempty"`
 
 	// startTime is when the update began: the Machine got the new spec.
 	// +optional
@@ -444,15 +444,18 @@ type MachineInPlaceUpdate struct {
 	// +optional
 	NodeDrainStartTime *metav1.Time `json:"nodeDrainStartTime,omitempty"`
 
-	// cordoned says that the update cordoned the Node (it was schedulable before), so that it
-	// uncordons it afterwards, and only then.
+	// cordonedNode names the Node the update cordoned (it was schedulable before), which it
+	// uncordons afterwards; empty when it cordoned none.
 	// +optional
-	Cordoned bool `json:"cordoned,omitempty"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	CordonedNode string `json:"cordonedNode,omitempty"`
 
 	// nodeBootID is the Node's boot ID when draining began: after a disruptive update the
 	// controller waits for the Node to be Ready with another one (or to report Ready since
 	// instanceUpdatedTime, for an update that did not reboot it).
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	NodeBootID string `json:"nodeBootID,omitempty"`
 
@@ -460,6 +463,17 @@ type MachineInPlaceUpdate struct {
 	// +optional
 	InstanceUpdatedTime *metav1.Time `json:"instanceUpdatedTime,omitempty"`
 }
+
+// InPlaceDisruption is what an in-place update does to an instance's workloads.
+// +kubebuilder:validation:Enum=None;Drain
+type InPlaceDisruption string
+
+const (
+	// InPlaceDisruptionNone: the workloads keep running.
+	InPlaceDisruptionNone InPlaceDisruption = "None"
+	// InPlaceDisruptionDrain: the update stops them (a reboot): the Node is drained first.
+	InPlaceDisruptionDrain InPlaceDisruption = "Drain"
+)
 
 // Machine is one machine: an instance a provider creates, and the Node that runs on it.
 // +kubebuilder:object:root=true

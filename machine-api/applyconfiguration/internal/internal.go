@@ -85,6 +85,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: path
       type:
         scalar: string
+- name: dev.machineapi.machine-api.api.v1beta1.InPlaceDisruption
+  scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.InPlacePolicy
   scalar: string
 - name: dev.machineapi.machine-api.api.v1beta1.LabelSelector
@@ -523,12 +525,12 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: dev.machineapi.machine-api.api.v1beta1.MachineInPlaceUpdate
   map:
     fields:
-    - name: cordoned
+    - name: cordonedNode
       type:
-        scalar: boolean
-    - name: disruptive
+        scalar: string
+    - name: disruption
       type:
-        scalar: boolean
+        namedType: dev.machineapi.machine-api.api.v1beta1.InPlaceDisruption
     - name: instanceUpdatedTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

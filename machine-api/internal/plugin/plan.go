@@ -315,7 +315,7 @@ func inPlaceDetail(m *v1beta1.Machine, fields string) string {
 	var parts []string
 	if rec := m.Status.InPlaceUpdate; rec != nil {
 		how := "by the provider"
-		if rec.Disruptive {
+		if rec.Disruption == v1beta1.InPlaceDisruptionDrain {
 			how = "by the provider, drained and rebooted"
 		}
 		if uptodate.SpecHash(&m.Spec) == rec.TemplateHash {

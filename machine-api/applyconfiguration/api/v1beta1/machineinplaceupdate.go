@@ -20,6 +20,7 @@ package v1beta1
 
 import (
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiv1beta1 "machineapi.dev/machine-api/api/v1beta1"
 )
 
 // MachineInPlaceUpdateApplyConfiguration represents a declarative configuration of the MachineInPlaceUpdate type for use
@@ -37,17 +38,17 @@ type MachineInPlaceUpdateApplyConfiguration struct {
 	// unsupported are the changed fields the provider cannot apply in place: with any, the
 	// Machine is replaced (inPlace Prefer) or the rollout stalls (inPlace Only).
 	Unsupported []string `json:"unsupported,omitempty"`
-	// disruptive says that the update stops the instance's workloads (a reboot): the Node is
-	// cordoned and drained first, and uncordoned once Ready again.
-	Disruptive *bool `json:"disruptive,omitempty"`
+	// disruption says what the update does to the instance's workloads: None, or Drain (it stops
+	// them, a reboot: the Node is cordoned and drained first, and uncordoned once Ready again).
+	Disruption *apiv1beta1.InPlaceDisruption `json:"disruption,omitempty"`
 	// startTime is when the update began: the Machine got the new spec.
 	StartTime *v1.Time `json:"startTime,omitempty"`
 	// nodeDrainStartTime is when draining the Node for the update began (nodeDrainTimeoutSeconds
 	// counts from it).
 	NodeDrainStartTime *v1.Time `json:"nodeDrainStartTime,omitempty"`
-	// cordoned says that the update cordoned the Node (it was schedulable before), so that it
-	// uncordons it afterwards, and only then.
-	Cordoned *bool `json:"cordoned,omitempty"`
+	// cordonedNode names the Node the update cordoned (it was schedulable before), which it
+	// uncordons afterwards; empty when it cordoned none.
+	CordonedNode *string `json:"cordonedNode,omitempty"`
 	// nodeBootID is the Node's boot ID when draining began: after a disruptive update the
 	// controller waits for the Node to be Ready with another one (or to report Ready since
 	// instanceUpdatedTime, for an update that did not reboot it).
@@ -90,11 +91,11 @@ func (b *MachineInPlaceUpdateApplyConfiguration) WithUnsupported(values ...strin
 	return b
 }
 
-// WithDisruptive sets the Disruptive field in the declarative configuration to the given value
+// WithDisruption sets the Disruption field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Disruptive field is set to the value of the last call.
-func (b *MachineInPlaceUpdateApplyConfiguration) WithDisruptive(value bool) *MachineInPlaceUpdateApplyConfiguration {
-	b.Disruptive = &value
+// If called multiple times, the Disruption field is set to the value of the last call.
+func (b *MachineInPlaceUpdateApplyConfiguration) WithDisruption(value apiv1beta1.InPlaceDisruption) *MachineInPlaceUpdateApplyConfiguration {
+	b.Disruption = &value
 	return b
 }
 
@@ -114,11 +115,11 @@ func (b *MachineInPlaceUpdateApplyConfiguration) WithNodeDrainStartTime(value v1
 	return b
 }
 
-// WithCordoned sets the Cordoned field in the declarative configuration to the given value
+// WithCordonedNode sets the CordonedNode field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Cordoned field is set to the value of the last call.
-func (b *MachineInPlaceUpdateApplyConfiguration) WithCordoned(value bool) *MachineInPlaceUpdateApplyConfiguration {
-	b.Cordoned = &value
+// If called multiple times, the CordonedNode field is set to the value of the last call.
+func (b *MachineInPlaceUpdateApplyConfiguration) WithCordonedNode(value string) *MachineInPlaceUpdateApplyConfiguration {
+	b.CordonedNode = &value
 	return b
 }
 

@@ -102,8 +102,12 @@ func (r *Reconciler) planInPlace(ctx context.Context, s *scope) (reconcile.Resul
 	unsupported := append(slices.Clone(plan.Unsupported), uptodate.Uncovered(changes, append(slices.Clone(plan.Paths), plan.Unsupported...))...)
 	slices.Sort(unsupported)
 	paths := slices.Sorted(slices.Values(plan.Paths))
+	disruption := v1beta1.InPlaceDisruptionNone
+	if plan.Disruptive {
+		disruption = v1beta1.InPlaceDisruptionDrain
+	}
 	s.inPlace = &inPlaceState{record: &v1beta1.MachineInPlaceUpdate{
-		TemplateHash: want, Paths: slices.Compact(paths), Unsupported: slices.Compact(unsupported), Disruptive: plan.Disruptive,
+		TemplateHash: want, Paths: slices.Compact(paths), Unsupported: slices.Compact(unsupported), Disruption: disruption,
 	}}
 	return reconcile.Result{}, true, nil
 }
@@ -146,7 +150,7 @@ func (r *Reconciler) runInPlace(ctx context.Context, s *scope) (reconcile.Result
 		return reconcile.Result{}, true, nil
 	}
 	node := s.node
-	if rec.Disruptive && node != nil && rec.InstanceUpdatedTime == nil {
+	if rec.Disruption == v1beta1.InPlaceDisruptionDrain && node != nil && rec.InstanceUpdatedTime == nil {
 		if res, done, err := r.drainForUpdate(ctx, s, rec, step); !done || err != nil {
 			return res, true, err
 		}
@@ -166,13 +170,13 @@ func (r *Reconciler) runInPlace(ctx context.Context, s *scope) (reconcile.Result
 		}
 		rec.InstanceUpdatedTime = ptr.To(metav1.NewTime(s.now))
 	}
-	if rec.Disruptive && node != nil {
+	if rec.Disruption == v1beta1.InPlaceDisruptionDrain && node != nil {
 		if !backAfter(node, rec) {
 			step(ReasonUpdateWaitNode, fmt.Sprintf("instance updated; waiting for Node %s to be Ready again", node.Name))
 			return reconcile.Result{RequeueAfter: updatePoll}, true, nil
 		}
-		if rec.Cordoned {
-			if err := r.Drainer.Uncordon(ctx, node.Name); err != nil && !errors.Is(err, drain.ErrNodeNotFound) {
+		if rec.CordonedNode != "" {
+			if err := r.Drainer.Uncordon(ctx, rec.CordonedNode); err != nil && !errors.Is(err, drain.ErrNodeNotFound) {
 				step(ReasonUncordoning, fmt.Sprintf("uncordoning Node %s failed, retrying: %v", node.Name, err))
 				return reconcile.Result{}, true, err
 			}
@@ -183,7 +187,7 @@ func (r *Reconciler) runInPlace(ctx context.Context, s *scope) (reconcile.Result
 	st.record, st.running = nil, false
 	st.updating = &metav1.Condition{Type: v1beta1.UpdatingCondition, Status: metav1.ConditionFalse, Reason: ReasonInPlaceUpdated, Message: msg}
 	r.Recorder.Eventf(m, nil, "Normal", ReasonInPlaceUpdated, "UpdateInPlace", "%s", msg)
-	log.FromContext(ctx).Info("updated the instance in place", "paths", rec.Paths, "disruptive", rec.Disruptive, "took", took)
+	log.FromContext(ctx).Info("updated the instance in place", "paths", rec.Paths, "disruption", rec.Disruption, "took", took)
 	return reconcile.Result{}, true, nil
 }
 
@@ -204,7 +208,9 @@ func (r *Reconciler) drainForUpdate(ctx context.Context, s *scope, rec *v1beta1.
 	}
 	if rec.NodeDrainStartTime == nil {
 		rec.NodeDrainStartTime = ptr.To(metav1.NewTime(d.StartedAt))
-		rec.Cordoned = !node.Spec.Unschedulable // uncordoned afterwards only if the update cordoned it
+		if !node.Spec.Unschedulable {
+			rec.CordonedNode = node.Name // uncordoned afterwards only if the update cordoned it
+		}
 		rec.NodeBootID = node.Status.NodeInfo.BootID
 	}
 	rules, err := machinedrain.ReadRules(ctx, r.Client, m)

@@ -319,8 +319,13 @@ func nodeReady(node *corev1.Node) corev1.ConditionStatus {
 }
 
 func inPlaceApply(u *v1beta1.MachineInPlaceUpdate) *acv1beta1.MachineInPlaceUpdateApplyConfiguration {
-	a := acv1beta1.MachineInPlaceUpdate().WithTemplateHash(u.TemplateHash).WithPaths(u.Paths...).
-		WithUnsupported(u.Unsupported...).WithDisruptive(u.Disruptive).WithCordoned(u.Cordoned)
+	a := acv1beta1.MachineInPlaceUpdate().WithTemplateHash(u.TemplateHash).WithPaths(u.Paths...).WithUnsupported(u.Unsupported...)
+	if u.Disruption != "" {
+		a.WithDisruption(u.Disruption)
+	}
+	if u.CordonedNode != "" {
+		a.WithCordonedNode(u.CordonedNode)
+	}
 	if u.NodeBootID != "" {
 		a.WithNodeBootID(u.NodeBootID)
 	}

@@ -140,7 +140,7 @@ func DecideInPlace(md *v1beta1.MachineDeployment, sets []*v1beta1.MachineSet, ma
 			unsupportedOn = append(unsupportedOn, m.Name)
 		default:
 			paths = append(paths, rec.Paths...)
-			disruptive = disruptive || rec.Disruptive
+			disruptive = disruptive || rec.Disruption == v1beta1.InPlaceDisruptionDrain
 		}
 	}
 	slices.Sort(unsupported)

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
-	"machineapi.dev/machine-api/internal/controller/machine"
 	"machineapi.dev/machine-api/internal/controller/machinedeployment"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/stack"
@@ -35,7 +34,7 @@ var _ = Describe("In-place updates (spec.rollout.inPlace)", func() {
 		Eventually(func(g Gomega) {
 			for _, m := range machines(ns) {
 				g.Expect(m.Status.InPlaceUpdate).To(BeNil())
-				g.Expect(meta.FindStatusCondition(m.Status.Conditions, v1beta1.UpdatingCondition)).To(HaveField("Reason", machine.ReasonInPlaceUpdated))
+				g.Expect(meta.FindStatusCondition(m.Status.Conditions, v1beta1.UpdatingCondition)).To(HaveField("Reason", "InPlaceUpdated"))
 				g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, v1beta1.UpToDateCondition)).To(BeTrue())
 				g.Expect(instanceType(&m)).To(Equal("large"))
 			}
@@ -118,7 +117,7 @@ var _ = Describe("In-place updates (spec.rollout.inPlace)", func() {
 				return ""
 			}
 			return c.Reason
-		}).Should(Equal(machine.ReasonUpdatingInstance))
+		}).Should(Equal("UpdatingInstance"))
 		provider := st.Provider
 		Expect(st.Stop()).To(Succeed())
 		var err error

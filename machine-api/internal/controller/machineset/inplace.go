@@ -53,7 +53,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, s *scope) (reconcile.Res
 		case rec == nil || rec.TemplateHash != hash || len(rec.Unsupported) > 0:
 			// No plan for this template yet (the machine controller records it), or one the
 			// deployment replaces rather than updates.
-		case rec.Disruptive && m.Status.NodeRef != nil:
+		case rec.Disruption == v1beta1.InPlaceDisruptionDrain && m.Status.NodeRef != nil:
 			disruptive = append(disruptive, m)
 		default:
 			now = append(now, m)
@@ -113,5 +113,5 @@ func (r *Reconciler) giveSpec(ctx context.Context, s *scope, machines []*v1beta1
 // stops its workloads: it disrupts its pool like a deletion.
 func updatingDisruptively(m *v1beta1.Machine) bool {
 	rec := m.Status.InPlaceUpdate
-	return rec != nil && rec.Disruptive && m.Status.NodeRef != nil && rec.TemplateHash == uptodate.SpecHash(&m.Spec)
+	return rec != nil && rec.Disruption == v1beta1.InPlaceDisruptionDrain && m.Status.NodeRef != nil && rec.TemplateHash == uptodate.SpecHash(&m.Spec)
 }
