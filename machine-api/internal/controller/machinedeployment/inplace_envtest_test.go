@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/machinedeployment"
@@ -59,6 +60,28 @@ var _ = Describe("In-place updates (spec.rollout.inPlace)", func() {
 			Expect(inst.InPlaceUpdates).To(Equal(1), "instance of %s updated once", inst.Machine)
 		}
 		Eventually(condition(md, v1beta1.ProgressingCondition)).Should(Equal("True/" + machinedeployment.ReasonNewSetAvailable))
+	})
+
+	It("a disruption budget paces disruptive in-place updates below maxUnavailable", func() {
+		md := builder.MachineDeployment(ns, "store", 3).WithRollingUpdate("0", "3").
+			WithRollout(v1beta1.MachineDeploymentRollout{InPlace: v1beta1.InPlacePrefer}).Build()
+		md.Spec.Disruption = &v1beta1.Disruption{Budgets: []v1beta1.DisruptionBudget{{Name: "one", Nodes: intstr.FromInt32(1)}}}
+		Expect(k8s.Create(ctx, md)).To(Succeed())
+		Eventually(status(md)).Should(Equal("3/3/3/3"))
+		before := identities(ns)
+
+		c := watchCordons(ns)
+		setInstanceType(md, "medium")
+		Eventually(readyByType(ns), "90s").Should(Equal(map[string]int{"medium": 3}))
+		Eventually(func(g Gomega) {
+			for _, m := range machines(ns) {
+				g.Expect(m.Status.InPlaceUpdate).To(BeNil())
+			}
+		}).Should(Succeed())
+		cordoned, peak := c.Stop()
+		Expect(peak).To(Equal(1), "the budget allows one Node disrupted at a time, maxUnavailable 3")
+		Expect(cordoned).To(HaveLen(3))
+		Expect(identities(ns)).To(Equal(before))
 	})
 
 	It("Prefer replaces the Machines when the provider cannot apply the change in place", func() {
