@@ -31,6 +31,7 @@ import (
 	"machineapi.dev/machine-api/internal/controller/machineset"
 	"machineapi.dev/machine-api/internal/index"
 	"machineapi.dev/machine-api/internal/orphans"
+	"machineapi.dev/machine-api/internal/reconciler"
 	"machineapi.dev/machine-api/machinelink"
 	"machineapi.dev/machine-api/provider"
 	"machineapi.dev/machine-api/statemetrics"
@@ -204,35 +205,19 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, p
 	if err := classes.SetupWithManager(mgr, guard("machineclass")); err != nil {
 		return fmt.Errorf("setting up the machineclass controller: %w", err)
 	}
-	checks := &machinehealthcheck.Reconciler{
-		Client:                  guarded,
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("machinehealthcheck-controller"),
-		Clock:                   o.Clock,
-		MaxConcurrentReconciles: o.SetConcurrency,
+	deps := func(controller string) reconciler.Deps {
+		return reconciler.Deps{Client: guarded, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(controller + "-controller"),
+			Clock: o.Clock, MaxConcurrentReconciles: o.SetConcurrency}
 	}
+	checks := &machinehealthcheck.Reconciler{Deps: deps("machinehealthcheck")}
 	if err := checks.SetupWithManager(mgr, guard("machinehealthcheck")); err != nil {
 		return fmt.Errorf("setting up the machinehealthcheck controller: %w", err)
 	}
-	sets := &machineset.Reconciler{
-		Client:                  guarded,
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("machineset-controller"),
-		Clock:                   o.Clock,
-		MaxConcurrentReconciles: o.SetConcurrency,
-		MachineSelector:         selector,
-	}
+	sets := &machineset.Reconciler{Deps: deps("machineset"), MachineSelector: selector}
 	if err := sets.SetupWithManager(mgr, guard("machineset")); err != nil {
 		return fmt.Errorf("setting up the machineset controller: %w", err)
 	}
-	deployments := &machinedeployment.Reconciler{
-		Client:                  guarded,
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("machinedeployment-controller"),
-		Clock:                   o.Clock,
-		MaxConcurrentReconciles: o.SetConcurrency,
-		MachineSelector:         selector,
-	}
+	deployments := &machinedeployment.Reconciler{Deps: deps("machinedeployment"), MachineSelector: selector}
 	if err := deployments.SetupWithManager(mgr, guard("machinedeployment")); err != nil {
 		return fmt.Errorf("setting up the machinedeployment controller: %w", err)
 	}

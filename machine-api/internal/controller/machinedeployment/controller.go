@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +24,7 @@ import (
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/internal/reconciler"
 	"machineapi.dev/machine-api/internal/uptodate"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
@@ -38,24 +36,15 @@ const FieldOwner = "machinedeployment-controller"
 
 // Reconciler is the MachineDeployment controller.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// APIReader reads from the API server: which Machines are marked for deletion when the
-	// deployment shrinks (the cache may not show a mark made just before). Client when nil.
-	APIReader client.Reader
-	// Recorder emits events on MachineDeployments.
-	Recorder events.EventRecorder
-	// Clock is the time source.
-	Clock clock.Clock
-	// MaxConcurrentReconciles is the number of MachineDeployments reconciled in parallel.
-	MaxConcurrentReconciles int
+	// Deps: APIReader reads which Machines are marked for deletion when the deployment shrinks
+	// (the cache may not show a mark made just before); Client when nil.
+	reconciler.Deps
 	// MachineSelector, when set, is the manager's Machine selector: only deployments whose
 	// template labels match it are reconciled (the MachineSet controller skips the others' sets).
 	MachineSelector labels.Selector
 
 	// kept are the Machines of its current set findStale kept (see uptodate.Checked).
-	kept     uptodate.Checked
-	initOnce sync.Once
+	kept uptodate.Checked
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinedeployments,verbs=get;list;watch;update;patch
@@ -75,7 +64,6 @@ type Reconciler struct {
 // through a client of guard's package, see manager.New): the sets a deployment created, scaled
 // or deleted, the Machines it marked, and its own status.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
-	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machinedeployment").
 		For(&v1beta1.MachineDeployment{}, builder.WithPredicates(
@@ -96,7 +84,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 // (spec.rollout, an edited MachineClass), scales or rolls out by its strategy and prunes old empty
 // sets. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
-	r.init()
 	md := &v1beta1.MachineDeployment{}
 	if ok, err := steps.Load(ctx, r.Client, req, md, func() { r.kept.Forget(req.NamespacedName) }); !ok {
 		return ctrl.Result{}, err
@@ -129,16 +116,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.rollout,
 		r.pruneHistory,
 	)
-}
-
-// init defaults the clock, once (SetupWithManager, or the first Reconcile of a test that calls it
-// directly).
-func (r *Reconciler) init() {
-	r.initOnce.Do(func() {
-		if r.Clock == nil {
-			r.Clock = clock.RealClock{}
-		}
-	})
 }
 
 // writeStatus writes the status computed from s with one server-side apply, or nothing if it did

@@ -16,6 +16,7 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/machinedeployment"
 	"machineapi.dev/machine-api/internal/index"
+	"machineapi.dev/machine-api/internal/reconciler"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/expect"
 	"machineapi.dev/machine-api/internal/test/stack"
@@ -51,7 +52,7 @@ var _ = Describe("Reconciling a MachineDeployment once at a time", Ordered, func
 		indexed, err := expect.IndexedClient(ctx, k8s, index.Register)
 		Expect(err).NotTo(HaveOccurred())
 		writes = expect.RecordWrites(indexed)
-		r = &machinedeployment.Reconciler{Client: writes, APIReader: k8s, Recorder: recorder, Clock: clock}
+		r = &machinedeployment.Reconciler{Deps: reconciler.Deps{Client: writes, APIReader: k8s, Recorder: recorder, Clock: clock}}
 		DeferCleanup(func() { removeAll(ns) }) // so that the manager, started again, finds nothing of it
 	})
 

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +23,7 @@ import (
 	"machineapi.dev/nodelink/consistency"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/reconciler"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
 )
@@ -41,19 +39,8 @@ const FieldOwner = "machinehealthcheck-controller"
 
 // Reconciler is the MachineHealthCheck controller.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// APIReader reads from the API server; it lists external remediation requests, whose kinds
-	// are not cached.
-	APIReader client.Reader
-	// Recorder emits events on health checks and Machines.
-	Recorder events.EventRecorder
-	// Clock is the time source.
-	Clock clock.Clock
-	// MaxConcurrentReconciles is the number of health checks reconciled in parallel.
-	MaxConcurrentReconciles int
-
-	initOnce sync.Once
+	// Deps: APIReader lists external remediation requests, whose kinds are not cached.
+	reconciler.Deps
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinehealthchecks,verbs=get;list;watch
@@ -73,7 +60,6 @@ type Reconciler struct {
 // of guard's package, see manager.New): the verdicts on Machines and the check's status, so that
 // no remediation is started twice or beyond maxInFlight from a stale copy.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
-	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machinehealthcheck").
 		For(&v1beta1.MachineHealthCheck{}, builder.WithPredicates(
@@ -88,7 +74,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 // ones the limits allow, and writes the verdicts (on each Machine) and the counts (in its status).
 // It requeues when the first pending timeout of a target expires.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
-	r.init()
 	mhc := &v1beta1.MachineHealthCheck{}
 	if ok, err := steps.Load(ctx, r.Client, req, mhc, func() { forgetCheck(req.NamespacedName) }); !ok {
 		return ctrl.Result{}, err
@@ -104,16 +89,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.evaluate,
 		r.remediate,
 	)
-}
-
-// init defaults the clock, once (SetupWithManager, or the first Reconcile of a test that calls it
-// directly).
-func (r *Reconciler) init() {
-	r.initOnce.Do(func() {
-		if r.Clock == nil {
-			r.Clock = clock.RealClock{}
-		}
-	})
 }
 
 // evaluate judges the targets (pure; see evaluate.go). A spec it cannot evaluate is terminal until

@@ -21,6 +21,7 @@ import (
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/internal/controller/machinehealthcheck"
+	"machineapi.dev/machine-api/internal/reconciler"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/expect"
 	"machineapi.dev/machine-api/statemetrics"
@@ -41,7 +42,7 @@ var _ = Describe("Reconciling a MachineHealthCheck once at a time", func() {
 	BeforeEach(func() {
 		ns = newNamespace()
 		clock = testclock.NewFakeClock(t0)
-		r = &machinehealthcheck.Reconciler{Client: k8s, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock}
+		r = &machinehealthcheck.Reconciler{Deps: reconciler.Deps{Client: k8s, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock}}
 		set = pausedSet(ns, "once", 1, lbls) // nothing runs to act on it: it only owns the Machine
 		// The gauges are computed from the checks' status when scraped; no manager runs here to
 		// register them, so the spec does, reading the API server.

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +21,7 @@ import (
 	"machineapi.dev/nodelink/consistency"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/internal/reconciler"
 	"machineapi.dev/machine-api/internal/uptodate"
 	"machineapi.dev/machine-api/reconcile/steps"
 	"machineapi.dev/machine-api/reconcile/write"
@@ -34,16 +32,9 @@ const FieldOwner = "machineset-controller"
 
 // Reconciler is the MachineSet controller.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// APIReader reads from the API server: whether a create whose outcome is unknown was stored.
-	APIReader client.Reader
-	// Recorder emits events on MachineSets.
-	Recorder events.EventRecorder
-	// Clock is the time source.
-	Clock clock.Clock
-	// MaxConcurrentReconciles is the number of MachineSets reconciled in parallel.
-	MaxConcurrentReconciles int
+	// Deps: APIReader reads whether a create whose outcome is unknown was stored, and the marks
+	// and pods of the Machines a set is about to delete.
+	reconciler.Deps
 	// MachineSelector, when set, is the manager's Machine selector: only sets whose template
 	// labels match it are reconciled, since the cache would not show the Machines of the others
 	// (and a set that cannot see its Machines would create them forever).
@@ -51,9 +42,8 @@ type Reconciler struct {
 
 	// inLine are the Machines syncMetadata found in line with their set's template (see
 	// uptodate.Checked).
-	inLine   uptodate.Checked
-	budgets  budgetGate // see disruption.go
-	initOnce sync.Once
+	inLine  uptodate.Checked
+	budgets budgetGate // see disruption.go
 }
 
 // +kubebuilder:rbac:groups=machine.machineapi.dev,resources=machinesets,verbs=get;list;watch;update;patch
@@ -71,7 +61,6 @@ type Reconciler struct {
 // a client of guard's package, see manager.New): the Machines a set created, adopted, released or
 // deleted, and its own status.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard) error {
-	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machineset").
 		For(&v1beta1.MachineSet{}, builder.WithPredicates(
@@ -87,7 +76,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, guard *consistency.Guard
 // them all when the set is deleted, and otherwise propagates template metadata in place and
 // creates or deletes Machines until spec.replicas are there. Status is written once, at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
-	r.init()
 	set := &v1beta1.MachineSet{}
 	if ok, err := steps.Load(ctx, r.Client, req, set, func() { r.inLine.Forget(req.NamespacedName) }); !ok {
 		return ctrl.Result{}, err
@@ -125,16 +113,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		r.remediateMachines,
 		r.reportHolds,
 	)
-}
-
-// init defaults the clock, once (SetupWithManager, or the first Reconcile of a test that calls it
-// directly).
-func (r *Reconciler) init() {
-	r.initOnce.Do(func() {
-		if r.Clock == nil {
-			r.Clock = clock.RealClock{}
-		}
-	})
 }
 
 // untilAvailable asks to come back when the next ready Machine becomes available: no event says

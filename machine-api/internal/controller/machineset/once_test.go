@@ -20,6 +20,7 @@ import (
 	"machineapi.dev/machine-api/internal/controller/machineset"
 	"machineapi.dev/machine-api/internal/index"
 	"machineapi.dev/machine-api/internal/lineage"
+	"machineapi.dev/machine-api/internal/reconciler"
 	"machineapi.dev/machine-api/internal/test/builder"
 	"machineapi.dev/machine-api/internal/test/expect"
 	"machineapi.dev/machine-api/reconcile/conditions"
@@ -55,7 +56,7 @@ var _ = Describe("Reconciling a MachineSet once at a time", func() {
 		newReconcilerAt = func(clock *testclock.FakeClock) reconcile.Reconciler {
 			c := consistency.NewClient(writes, consistency.ClientOptions{Cache: indexed, APIReader: k8s})
 			return consistency.New(consistency.Options{Controller: "machineset", Clock: clock}).Reconciler(
-				&machineset.Reconciler{Client: c, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock})
+				&machineset.Reconciler{Deps: reconciler.Deps{Client: c, APIReader: k8s, Recorder: clientevents.NewFakeRecorder(1000), Clock: clock}})
 		}
 		r = newReconciler()
 		set = builder.MachineSet(ns, "once", 2).WithTemplateLabels(map[string]string{onceLabel: ""}).Build()
