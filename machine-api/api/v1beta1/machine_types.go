@@ -487,6 +487,7 @@ const (
 // +kubebuilder:printcolumn:name="InternalIP",type=string,JSONPath=`.status.addresses[?(@.type=="InternalIP")].address`,priority=1,description="Internal IP address"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.failureReason`,priority=1,description="Why the machine failed"
 // +kubebuilder:printcolumn:name="UpToDate",type=string,JSONPath=`.status.conditions[?(@.type=="UpToDate")].status`,priority=1,description="Whether the machine matches its deployment's template, its class and spec.rollout"
+// +kubebuilder:printcolumn:name="Updating",type=string,JSONPath=`.status.conditions[?(@.type=="Updating")].reason`,priority=1,description="The step of an in-place update, or InPlaceUpdated"
 type Machine struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.

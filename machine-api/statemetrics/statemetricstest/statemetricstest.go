@@ -30,6 +30,7 @@ var Labels = map[string]string{
 	"state":              "replica states",
 	"method":             "provider methods",
 	"outcome":            "call or drain outcomes",
+	"disruption":         "in-place update disruptions (None, Drain)",
 	"controller":         "controllers of a manager (a fixed list: every node linker is nodelink)",
 }
 

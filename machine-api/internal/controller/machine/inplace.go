@@ -182,6 +182,7 @@ func (r *Reconciler) runInPlace(ctx context.Context, s *scope) (reconcile.Result
 			}
 		}
 	}
+	inPlaceDuration.WithLabelValues(string(rec.Disruption)).Observe(s.now.Sub(rec.StartTime.Time).Seconds())
 	took := s.now.Sub(rec.StartTime.Time).Round(time.Second)
 	msg := fmt.Sprintf("updated in place in %s: %s", took, strings.Join(rec.Paths, ", "))
 	st.record, st.running = nil, false

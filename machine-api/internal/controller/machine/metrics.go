@@ -22,7 +22,7 @@ import (
 var (
 	providerCallDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "machineapi_provider_call_duration_seconds",
-		Help:    "Latency of provider calls by method (Create, Update, Exists, Delete) and outcome (ok, invalid_configuration, requeue, error); its _count counts the calls.",
+		Help:    "Latency of provider calls by method (Create, Update, Exists, Delete, UpdateInPlace) and outcome (ok, invalid_configuration, requeue, error); its _count counts the calls.",
 		Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 15, 60},
 	}, []string{"method", "outcome"})
 
@@ -32,6 +32,12 @@ var (
 		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600},
 	}, []string{"outcome"})
 
+	inPlaceDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "machineapi_machine_inplace_update_duration_seconds",
+		Help:    "How long in-place updates of instances took, from the Machine getting the new spec to the update done, by disruption (None, Drain).",
+		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600},
+	}, []string{"disruption"})
+
 	provisioningDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "machineapi_machine_provisioning_duration_seconds",
 		Help:    "Time from a Machine's creation to phase Running (its Node linked and Ready).",
@@ -40,7 +46,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(providerCallDuration, drainDuration, provisioningDuration)
+	metrics.Registry.MustRegister(providerCallDuration, drainDuration, inPlaceDuration, provisioningDuration)
 }
 
 func observeProviderCall(method string, start, end time.Time, err error) {
