@@ -133,6 +133,8 @@ func DecideInPlace(md *v1beta1.MachineDeployment, sets []*v1beta1.MachineSet, ma
 		}
 		rec := m.Status.InPlaceUpdate
 		switch {
+		case rec == nil && uptodate.SpecHash(&m.Spec) == hash:
+			// It has the template already (a change undone before its update): nothing to do.
 		case rec == nil || rec.TemplateHash != hash:
 			unplanned = append(unplanned, m.Name)
 		case len(rec.Unsupported) > 0:

@@ -60,6 +60,13 @@ var _ = Describe("In-place updates (spec.rollout.inPlace)", func() {
 			Expect(inst.InPlaceUpdates).To(Equal(1), "instance of %s updated once", inst.Machine)
 		}
 		Eventually(condition(md, v1beta1.ProgressingCondition)).Should(Equal("True/" + machinedeployment.ReasonNewSetAvailable))
+
+		By("back to the first template by replacement: the new set does not collide with the set that kept its name")
+		mergePatch(md, `{"spec":{"rollout":{"inPlace":"Never"},"template":{"spec":{"providerSpec":{"value":{"instanceType":"small"}}}}}}`)
+		Eventually(readyByType(ns), "60s").Should(Equal(map[string]int{"small": 3}))
+		Eventually(func() int { return len(machines(ns)) }, "60s").Should(Equal(3))
+		Expect(setNames(ns)).To(ContainElement(setBefore[0]+"-3"), "named with its revision")
+		Eventually(status(md)).Should(Equal("3/3/3/3"))
 	})
 
 	It("a disruption budget paces disruptive in-place updates below maxUnavailable", func() {

@@ -82,6 +82,11 @@ func (r *Reconciler) createNewSet(ctx context.Context, s *scope, replicas int32)
 	name := setName(md, s.hash)
 	surge, _ := s.fenceposts()
 	rev := maxRevision(s.oldSets) + 1
+	if s.byName(name) != nil {
+		// A set updated in place keeps the name of the template it had: a new set for that
+		// template again takes the revision in its name.
+		name = fmt.Sprintf("%s-%d", name, rev)
+	}
 	set := &v1beta1.MachineSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: md.Namespace,
