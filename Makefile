@@ -185,6 +185,22 @@ bench: controlplane ## Scale benchmark on a fresh control plane: 1000 machines (
 	@cd hack/bench && GOWORK=off go run . -bin-dir $(KUBEBUILDER_ASSETS) -machine-manager $(ROOT)/bin/machine-manager \
 		-nodelink $(ROOT)/bin/nodelink -root $(ROOT) -out $(ROOT)/dist/bench.json $(BENCH_ARGS)
 
+# make bench-ab: A is machine-manager built from BENCH_BASE (a git revision, default HEAD~1), B
+# the working tree's; BENCH_ROUNDS rounds of the 0 -> 1000 scale-up with each, alternating.
+BENCH_BASE ?= HEAD~1
+BENCH_ROUNDS ?= 3
+.PHONY: bench-ab
+bench-ab: controlplane ## A/B scale-up: machine-manager from BENCH_BASE (A) against the working tree (B), BENCH_ROUNDS rounds alternating, each on a fresh control plane; writes dist/bench-ab.json.
+	@mkdir -p dist
+	@rm -rf $(ROOT)/dist/bench-base && git worktree add --detach $(ROOT)/dist/bench-base $(BENCH_BASE) > /dev/null
+	@cd $(ROOT)/dist/bench-base/machine-api && go build -o $(ROOT)/bin/machine-manager-base ./cmd/machine-manager; status=$$?; \
+		cd $(ROOT) && git worktree remove --force $(ROOT)/dist/bench-base; exit $$status
+	@cd machine-api && go build -o $(ROOT)/bin/machine-manager ./cmd/machine-manager
+	@cd nodelink && go build -o $(ROOT)/bin/nodelink ./cmd/nodelink
+	@cd hack/bench && GOWORK=off go run . -bin-dir $(KUBEBUILDER_ASSETS) -machine-manager $(ROOT)/bin/machine-manager-base \
+		-ab-manager $(ROOT)/bin/machine-manager -ab-rounds $(BENCH_ROUNDS) -nodelink $(ROOT)/bin/nodelink -root $(ROOT) \
+		-out $(ROOT)/dist/bench-ab.json $(BENCH_ARGS)
+
 .PHONY: manifests
 manifests: controlplane ## Render each module's installation (config/default) into dist/manifests/<module>-components.yaml, and its monitoring (config/prometheus) into <module>-monitoring.yaml.
 	@mkdir -p dist/manifests

@@ -40,6 +40,9 @@ type options struct {
 	managerProfile                             string
 	profileAfter                               time.Duration
 	compareRounds, compareWith                 int
+	abManager                                  string
+	abRounds                                   int
+	noFloors                                   bool // leave the write floors out (A/B runs)
 }
 
 func main() {
@@ -69,6 +72,8 @@ func main() {
 	flag.BoolVar(&o.applyFloor, "apply-floor", false, "also measure the Machine write floor with the status written by server-side apply (as the controllers write it) instead of an update")
 	flag.BoolVar(&o.schemaFloor, "schema-floor", false, "also measure the Machine write floor on copies of the Machine CRD with and without its CEL rules")
 	flag.IntVar(&o.compareRounds, "compare-rounds", 0, "after the run, this many rounds of a 0 -> -compare-with and a 0 -> -machines scale-up, each on a fresh control plane, for the throughput ratio (BENCH_FULL=1 makes it 3)")
+	flag.StringVar(&o.abManager, "ab-manager", "", "A/B instead of the usual run: -ab-rounds rounds of the 0 -> -machines scale-up with -machine-manager (A) and this machine-manager binary (B), each on a fresh control plane, the order alternating (make bench-ab builds A from BENCH_BASE)")
+	flag.IntVar(&o.abRounds, "ab-rounds", 3, "rounds of -ab-manager")
 	flag.IntVar(&o.compareWith, "compare-with", 1000, "the smaller scale-up of -compare-rounds")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -83,7 +88,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := run(ctx, o)
+	var res *results
+	var err error
+	if o.abManager != "" {
+		res = &results{Machines: o.machines, Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), Go: runtime.Version(), LoadAverage: loadAverage()}
+		res.AB, err = abCompare(ctx, o)
+	} else {
+		res, err = run(ctx, o)
+	}
 	if err == nil && res != nil && o.compareRounds > 0 {
 		res.Comparison, err = compare(ctx, o)
 	}
@@ -160,6 +172,9 @@ func run(ctx context.Context, o options) (*results, error) {
 	}
 	res.LoadAverage = loadAverage()
 
+	if o.noFloors {
+		return res, e.steps(ctx, res)
+	}
 	logf("measuring the write floor: %d Nodes created and updated by %d writers", o.floorNodes, o.floorWorkers)
 	cfg, _ := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
 	if res.Floor, err = measureFloor(ctx, cfg, o.floorNodes, o.floorWorkers); err != nil {

@@ -36,6 +36,8 @@ type results struct {
 	ManagerPeakRSSBytes int64         `json:"managerPeakRSSBytes"`
 	// Comparison, with -compare-rounds: 0 -> N against 0 -> -compare-with, in rounds.
 	Comparison *scaleComparison `json:"comparison,omitempty"`
+	// AB, with -ab-manager: the scale-up with two builds, in rounds (and nothing else).
+	AB *abComparison `json:"ab,omitempty"`
 }
 
 type stepResult struct {
@@ -123,6 +125,10 @@ func (r *stepResult) withWritesFloor(nodeFloor, machineFloor floorResult) {
 func (r *results) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## machineapi scale benchmark, %s (%d CPUs, load %s, %s)\n\n", r.Date, r.CPUs, r.LoadAverage, r.Go)
+	if r.AB != nil {
+		b.WriteString(r.AB.markdown())
+		return b.String()
+	}
 	fmt.Fprintf(&b, "Control plane: %s; simulated kubelets send no heartbeats.\n\n", r.ControlPlane)
 	fmt.Fprintf(&b, "Write floor: **%.0f writes/s** (%d Node writes by %d writers in %.1fs); floor-derived time = N x %d writes / floor (N x %d for a link).\n\n",
 		r.Floor.WritesPerSec, r.Floor.Writes, r.Floor.Workers, r.Floor.Seconds, nominalWritesPerMachine, nominalWritesPerLink)
