@@ -112,3 +112,21 @@ func TestDecideInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestRolloutIsNotCompleteWhileMachinesWaitForTheirUpdate: the set updated in place has all its
+// Machines available between two reboots; the rollout is complete only once none waits.
+func TestRolloutIsNotCompleteWhileMachinesWaitForTheirUpdate(t *testing.T) {
+	set := &v1beta1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "web-a"}}
+	set.Spec.Replicas = ptr.To(int32(2))
+	set.Status.Replicas, set.Status.AvailableReplicas = 2, 2
+	md := &v1beta1.MachineDeployment{}
+	md.Spec.Replicas = ptr.To(int32(2))
+	s := &scope{md: md, newSet: set}
+	if !complete(s) {
+		t.Fatal("two available Machines of two, nothing pending: want complete")
+	}
+	s.inPlacePending = 1
+	if complete(s) {
+		t.Error("one Machine still to be updated in place: want not complete")
+	}
+}

@@ -20,6 +20,7 @@ func TestRollingOut(t *testing.T) {
 		"set updated":                {metav1.ConditionTrue, ReasonSetUpdated, 1},
 		"stalled past the deadline":  {metav1.ConditionFalse, ReasonDeadlineExceeded, 1},
 		"blocked by a set name":      {metav1.ConditionFalse, ReasonSetNameTaken, 1},
+		"stalled: not in place":      {metav1.ConditionFalse, ReasonInPlaceUnsupported, 1},
 		"complete":                   {metav1.ConditionTrue, ReasonNewSetAvailable, 0},
 		"paused":                     {metav1.ConditionUnknown, ReasonPaused, 0},
 		"no condition yet (no type)": {"", "", 0},

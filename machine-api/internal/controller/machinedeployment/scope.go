@@ -25,6 +25,9 @@ type scope struct {
 	staleWhy       map[string]string
 	staleAvailable int32
 	newDeleting    int
+	// inPlacePending counts the new set's Machines to be, or being, updated in place to its
+	// template (see updateInPlace): the rollout is not complete while there are any.
+	inPlacePending int
 
 	// What this reconcile did or found.
 	createdSet       bool   // the new MachineSet was created

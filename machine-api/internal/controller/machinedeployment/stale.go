@@ -62,6 +62,9 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 			s.newDeleting++
 			continue
 		}
+		if rec := m.Status.InPlaceUpdate; rec != nil && rec.TemplateHash == s.hash {
+			s.inPlacePending++ // to be, or being, updated in place to the template
+		}
 		if pass.InLine(m) {
 			continue
 		}

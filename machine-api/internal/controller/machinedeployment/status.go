@@ -108,6 +108,9 @@ func progressing(s *scope, st *v1beta1.MachineDeploymentStatus) {
 
 func progressMessage(s *scope, st *v1beta1.MachineDeploymentStatus) string {
 	msg := fmt.Sprintf("%d of %d Machines updated, %d available", st.UpdatedReplicas, s.replicas(), st.AvailableReplicas)
+	if s.inPlacePending > 0 {
+		msg += fmt.Sprintf("; %d Machines of MachineSet %s to be updated in place", s.inPlacePending, s.newSet.Name)
+	}
 	if s.waiting != "" {
 		msg += "; " + s.waiting
 	}

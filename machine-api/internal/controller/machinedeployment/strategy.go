@@ -276,7 +276,7 @@ func sortedByCreation(sets []setState) []setState {
 // complete reports whether the rollout is done: every replica on the new template, available, no
 // old Machine left, and none of the new set's to replace (see findStale).
 func complete(s *scope) bool {
-	if s.newSet == nil || len(s.stale) > 0 {
+	if s.newSet == nil || len(s.stale) > 0 || s.inPlacePending > 0 {
 		return false
 	}
 	st := stateOf(s.newSet)
