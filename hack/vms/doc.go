@@ -17,6 +17,11 @@
 //     stops;
 //   - a VM destroyed behind the provider's back: its Node goes NotReady, a MachineHealthCheck has
 //     it replaced, and the new VM joins;
+//   - the template given a MachineClass of 2 GiB and 2 vCPUs under spec.rollout.inPlace Prefer:
+//     the same Machine and Node, drained (its pods gone before the VM stops), cordoned once and
+//     uncordoned, its VM restarted once (one new boot ID) with the new size, the Node Ready with
+//     2 CPUs and about 2 GiB of capacity, the Machine Updating=False/InPlaceUpdated, no new
+//     MachineSet, and the pods back on the Node;
 //   - scaling to 0 leaves no domain, volume (but the image), Node or bootstrap token;
 //   - bad input (an unreachable libvirt URI, a missing image volume, too little memory): the
 //     Machine says what to change, and nothing is left behind.

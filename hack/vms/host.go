@@ -46,6 +46,13 @@ type Domain struct {
 	Name    string
 	UUID    string
 	Running bool
+	// ID is libvirt's id of the running domain (virsh domid), new at each start; -1 when it is
+	// not running.
+	ID int32
+	// MemoryMiB and VCPUs are the size the domain runs with (its live definition), or is defined
+	// with when it is not running.
+	MemoryMiB int64
+	VCPUs     int32
 	// Manager, Namespace, MachineName and MachineUID come from the provider's metadata; empty for a
 	// domain the provider did not define.
 	Manager, Namespace, MachineName, MachineUID string
@@ -54,8 +61,16 @@ type Domain struct {
 // domainXML is the part of a domain's XML the suite reads: the provider's metadata (in the XML
 // namespace libvirtprovider.MetadataNamespace).
 type domainXML struct {
-	Name     string `xml:"name"`
-	UUID     string `xml:"uuid"`
+	Name   string `xml:"name"`
+	UUID   string `xml:"uuid"`
+	Memory struct {
+		Unit  string `xml:"unit,attr"`
+		Value int64  `xml:",chardata"`
+	} `xml:"memory"`
+	VCPU struct {
+		Current int32 `xml:"current,attr"`
+		Max     int32 `xml:",chardata"`
+	} `xml:"vcpu"`
 	Metadata struct {
 		Machine *struct {
 			Namespace string `xml:"namespace"`
@@ -79,7 +94,13 @@ func (h *Host) describe(dom libvirt.Domain) (Domain, error) {
 	if err != nil {
 		return Domain{}, err
 	}
-	d := Domain{Name: x.Name, UUID: x.UUID, Running: state == 1} // VIR_DOMAIN_RUNNING
+	if x.Memory.Unit != "KiB" {
+		return Domain{}, fmt.Errorf("domain %s: memory in %q, not the KiB libvirt writes", dom.Name, x.Memory.Unit)
+	}
+	d := Domain{Name: x.Name, UUID: x.UUID, Running: state == 1, ID: dom.ID, MemoryMiB: x.Memory.Value >> 10, VCPUs: x.VCPU.Max} // VIR_DOMAIN_RUNNING
+	if x.VCPU.Current != 0 {
+		d.VCPUs = x.VCPU.Current
+	}
 	if m := x.Metadata.Machine; m != nil {
 		d.Manager, d.Namespace, d.MachineName, d.MachineUID = m.Manager, m.Namespace, m.Name, m.UID
 	}

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +30,7 @@ const (
 	joinTimeout     = 12 * time.Minute // Machine created → Node Ready
 	drainTimeout    = 10 * time.Minute // scale-down → Machine gone
 	notReadyTimeout = 4 * time.Minute  // VM destroyed → Node not Ready (node-monitor-grace-period 50 s)
+	inPlaceTimeout  = 12 * time.Minute // template changed → the Machine updated in place (drain, restart, boot, Ready)
 	podsTimeout     = 8 * time.Minute  // Nodes Ready → the workload's pods Ready
 	idleWindow      = 30 * time.Second // how long an idle VM's QEMU is measured
 	healthTimeout   = 20               // seconds a Node may be not Ready before the health check acts
@@ -36,14 +39,20 @@ const (
 var _ = Describe("A MachineDeployment of libvirt VMs", Ordered, func() {
 	var (
 		md    *v1beta1.MachineDeployment
-		nodes []string    // every Node of the deployment's Machines so far
-		uids  []types.UID // every Machine of the deployment so far
+		big   *v1beta1.MachineClass // the class the in-place spec resizes the VM to
+		nodes []string              // every Node of the deployment's Machines so far
+		uids  []types.UID           // every Machine of the deployment so far
 	)
 
 	BeforeAll(func() {
 		class := vms.MachineClass(ns, "loopback", vms.LoopbackSpec(*libvirtURI, *poolName, *imageVolume))
 		Expect(k8s.Create(ctx, class)).To(Succeed())
 		DeferCleanup(deleteAndWait, class, time.Minute)
+		bigSpec := vms.LoopbackSpec(*libvirtURI, *poolName, *imageVolume)
+		bigSpec["memory"], bigSpec["vcpus"] = "2Gi", 2
+		big = vms.MachineClass(ns, "loopback-big", bigSpec)
+		Expect(k8s.Create(ctx, big)).To(Succeed())
+		DeferCleanup(deleteAndWait, big, time.Minute)
 		md = vms.MachineDeployment(ns, "workers", class.Name, 0)
 		Expect(k8s.Create(ctx, md)).To(Succeed())
 		DeferCleanup(deleteAndWait, md, drainTimeout)
@@ -192,6 +201,93 @@ var _ = Describe("A MachineDeployment of libvirt VMs", Ordered, func() {
 		Expect(recorder.BoundEarly(nodes, vms.NodeLabels(), vms.NodeTaints())).To(BeEmpty())
 	})
 
+	It("resized in place under rollout.inPlace Prefer keeps its Machine and Node: drained, its VM restarted once with more memory and vCPUs, Ready again with the new capacity, uncordoned, no new MachineSet", func() {
+		machines := machinesOf(md)
+		Expect(machines).To(HaveLen(1))
+		m := machines[0]
+		nodeName := m.Status.NodeRef.Name
+		before := getNode(nodeName)
+		Expect(before.Status.Capacity.Cpu().Value()).To(BeEquivalentTo(1), "the VM starts with 1 vCPU")
+		setsBefore := setsOf(md)
+		Expect(setsBefore).To(HaveLen(1))
+		dom, found, err := host.DomainOf(m.UID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found && dom.Running).To(BeTrue())
+		Expect([]any{dom.MemoryMiB, dom.VCPUs}).To(Equal([]any{int64(1024), int32(1)}), "domain %s's size before", dom.Name)
+
+		By("removing the budget: both pods run on this one Node, and minAvailable 1 would hold its drain for good")
+		deleteAndWait(vms.Budget(ns), time.Minute)
+
+		By(fmt.Sprintf("giving the template MachineClass %s (2 GiB, 2 vCPUs) with spec.rollout.inPlace Prefer", big.Name))
+		stop := watchStop(m.UID, nodeName)
+		since := time.Now()
+		patch := client.MergeFrom(md.DeepCopy())
+		md.Spec.Rollout = &v1beta1.MachineDeploymentRollout{InPlace: v1beta1.InPlacePrefer}
+		md.Spec.Template.Spec.ProviderSpec.MachineClass = &v1beta1.MachineClassReference{Name: big.Name}
+		Expect(k8s.Patch(ctx, md, patch)).To(Succeed())
+
+		updated := &v1beta1.Machine{}
+		last := ""
+		Eventually(func(g Gomega) {
+			g.Expect(manager.Exited()).To(Succeed())
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&m), updated)).To(Succeed())
+			line := condition(updated, v1beta1.UpdatingCondition) + " node " + string(nodeReady(getNode(nodeName)))
+			if line != last {
+				last = line
+				GinkgoWriter.Printf("%s Updating=%s\n", time.Now().Format(time.TimeOnly), line)
+			}
+			g.Expect(updated.Status.InPlaceUpdate).To(BeNil())
+			g.Expect(condition(updated, v1beta1.UpdatingCondition)).To(HavePrefix("False/InPlaceUpdated: "))
+		}).WithTimeout(inPlaceTimeout).WithPolling(5*time.Second).Should(Succeed(), "Machine %s updated in place", m.Name)
+		took := time.Since(since).Round(time.Second)
+
+		stoppedAt, podsLeft := stop()
+		Expect(stoppedAt).NotTo(BeZero(), "the suite saw the VM stop for its restart")
+		Expect(podsLeft).To(BeEmpty(), "pods still on Node %s when its VM stopped: the drain comes first", nodeName)
+		Expect(machinesOf(md)).To(ConsistOf(And(HaveField("UID", m.UID), HaveField("Status.NodeRef.Name", nodeName))), "the same Machine, with the same Node")
+		Expect(setsOf(md)).To(Equal(setsBefore), "no new MachineSet")
+
+		node := getNode(nodeName)
+		Expect(nodeReady(node)).To(Equal(corev1.ConditionTrue))
+		Expect(node.Spec.Unschedulable).To(BeFalse(), "uncordoned")
+		Expect(node.Status.Capacity.Cpu().Value()).To(BeEquivalentTo(2), "the Node's CPU capacity")
+		// A guest's memory capacity is its MemTotal: the domain's memory less what the kernel keeps.
+		Expect(node.Status.Capacity.Memory().Cmp(resource.MustParse("1792Mi"))).To(Equal(1), "the Node's memory capacity %s is that of 2 GiB (it was %s)",
+			node.Status.Capacity.Memory(), before.Status.Capacity.Memory())
+		dom, found, err = host.DomainOf(m.UID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found && dom.Running).To(BeTrue())
+		Expect([]any{dom.MemoryMiB, dom.VCPUs}).To(Equal([]any{int64(2048), int32(2)}), "domain %s runs with the new size", dom.Name)
+
+		Eventually(func(g Gomega) { // the suite's watch may lag the read above by a moment
+			cordons, uncordoned, boots := 0, false, map[string]bool{}
+			wasCordoned := before.Spec.Unschedulable
+			for _, v := range recorder.NodeVersions(nodeName) {
+				if v.Seen.Before(since) {
+					continue
+				}
+				if v.Unschedulable && !wasCordoned {
+					cordons++
+				}
+				uncordoned, wasCordoned = cordons > 0 && !v.Unschedulable, v.Unschedulable
+				if v.BootID != "" {
+					boots[v.BootID] = true
+				}
+			}
+			g.Expect(cordons).To(Equal(1), "Node %s cordoned once", nodeName)
+			g.Expect(uncordoned).To(BeTrue(), "Node %s uncordoned after it", nodeName)
+			g.Expect(boots).To(HaveLen(2), "the Node's boot IDs since the change: the old one and one new one, a single restart")
+			g.Expect(boots).To(HaveKey(before.Status.NodeInfo.BootID))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("the workload's pods, evicted by the drain, run on the Node again")
+		Eventually(workloadPods).WithTimeout(podsTimeout).Should(And(HaveLen(2), HaveEach(And(beReady(), beOnOneOf([]string{nodeName})))))
+		line := fmt.Sprintf("Machine %s (Node %s): template changed → InPlaceUpdated %s (%s; VM stopped %s after the change; host load %s)",
+			m.Name, nodeName, took, condition(updated, v1beta1.UpdatingCondition), stoppedAt.Sub(since).Round(time.Second), vms.LoadAverage())
+		GinkgoWriter.Println(line)
+		AddReportEntry("in-place resize", line)
+	})
+
 	It("scaled to 0 leaves no domain, no volume but the image, no Node and no bootstrap token", func() {
 		deleteAndWait(vms.Budget(ns), time.Minute)
 		deleteAndWait(vms.Workload(ns), time.Minute)
@@ -214,6 +310,21 @@ var _ = Describe("A MachineDeployment of libvirt VMs", Ordered, func() {
 		Expect(monitor.MachineUIDs()).To(ContainElements(uids), "the volumes checked above were those of every Machine of the deployment")
 	})
 })
+
+// setsOf names the deployment's MachineSets (those it owns), sorted.
+func setsOf(md *v1beta1.MachineDeployment) []string {
+	GinkgoHelper()
+	var list v1beta1.MachineSetList
+	Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, set := range list.Items {
+		if slices.ContainsFunc(set.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == md.UID }) {
+			out = append(out, set.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // scale sets a MachineDeployment's replicas.
 func scale(md *v1beta1.MachineDeployment, replicas int32) {
@@ -352,7 +463,8 @@ func measureIdle(machines []v1beta1.Machine) {
 	}
 }
 
-// watchStop samples the Machine's domain every half second until it stops (or goes), and then
+// watchStop samples the Machine's domain every half second until it stops, goes, or runs with
+// another id than at the start (it was stopped and started again between two samples), and then
 // records which pods the suite still saw bound to node. The returned function waits for that and
 // returns when the VM stopped and those pods.
 func watchStop(uid types.UID, node string) func() (time.Time, []string) {
@@ -361,16 +473,18 @@ func watchStop(uid types.UID, node string) func() (time.Time, []string) {
 		stopped time.Time
 		left    []string
 	)
+	first, _, err := host.DomainOf(uid)
+	Expect(err).NotTo(HaveOccurred())
 	wg.Add(1)
 	go func() {
 		defer GinkgoRecover()
 		defer wg.Done()
 		tick := time.NewTicker(500 * time.Millisecond)
 		defer tick.Stop()
-		deadline := time.After(drainTimeout)
+		deadline := time.After(max(drainTimeout, inPlaceTimeout))
 		for {
 			d, found, err := host.DomainOf(uid)
-			if err == nil && (!found || !d.Running) {
+			if err == nil && (!found || !d.Running || d.ID != first.ID) {
 				stopped = time.Now()
 				for _, l := range recorder.Pods() {
 					if l.Node == node && l.Deleted.IsZero() {

@@ -2,6 +2,7 @@ package vms
 
 import (
 	"encoding/json"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -52,7 +53,8 @@ func LoopbackSpec(uri, pool, image string) map[string]any {
 	}
 }
 
-// MachineClass is a class of the providerSpec spec.
+// MachineClass is a class of the providerSpec spec, whose nodeTemplate has spec's vcpus and
+// memory as capacity.
 func MachineClass(namespace, name string, spec map[string]any) *v1beta1.MachineClass {
 	raw, _ := json.Marshal(spec)
 	return &v1beta1.MachineClass{
@@ -60,7 +62,9 @@ func MachineClass(namespace, name string, spec map[string]any) *v1beta1.MachineC
 		Spec: v1beta1.MachineClassSpec{
 			ProviderSpec: runtime.RawExtension{Raw: raw},
 			NodeTemplate: &v1beta1.NodeTemplate{Capacity: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("110"),
+				corev1.ResourceCPU:    resource.MustParse(fmt.Sprint(spec["vcpus"])),
+				corev1.ResourceMemory: resource.MustParse(fmt.Sprint(spec["memory"])),
+				corev1.ResourcePods:   resource.MustParse("110"),
 			}},
 		},
 	}

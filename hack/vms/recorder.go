@@ -38,10 +38,12 @@ type Recorder struct {
 
 // NodeVersion is one version of a Node, as the watch saw it.
 type NodeVersion struct {
-	RV     uint64
-	Labels map[string]string
-	Taints []corev1.Taint
-	Seen   time.Time
+	RV            uint64
+	Labels        map[string]string
+	Taints        []corev1.Taint
+	Unschedulable bool   // cordoned
+	BootID        string // the kubelet's status.nodeInfo.bootID: a new one after each boot
+	Seen          time.Time
 }
 
 // Binding is a pod seen bound to a Node for the first time.
@@ -114,7 +116,8 @@ func (r *Recorder) node(obj any) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.nodes[n.Name] = append(r.nodes[n.Name], NodeVersion{RV: rv(n.ResourceVersion), Labels: maps.Clone(n.Labels), Taints: slices.Clone(n.Spec.Taints), Seen: time.Now()})
+	r.nodes[n.Name] = append(r.nodes[n.Name], NodeVersion{RV: rv(n.ResourceVersion), Labels: maps.Clone(n.Labels), Taints: slices.Clone(n.Spec.Taints),
+		Unschedulable: n.Spec.Unschedulable, BootID: n.Status.NodeInfo.BootID, Seen: time.Now()})
 }
 
 func (r *Recorder) pod(obj any, deleted bool) {

@@ -69,7 +69,7 @@ func TestVMs(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyPollingInterval(2 * time.Second)
 	SetDefaultEventuallyTimeout(2 * time.Minute)
-	RunSpecs(t, "libvirt VMs: real kubelets joining, drained, replaced, gone")
+	RunSpecs(t, "libvirt VMs: real kubelets joining, drained, replaced, resized, gone")
 }
 
 var _ = BeforeSuite(func() {

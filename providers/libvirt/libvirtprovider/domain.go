@@ -270,14 +270,104 @@ func renderDomain(p domainParams) ([]byte, error) {
 	return xml.MarshalIndent(d, "", "  ")
 }
 
-// domainRead is the part of a defined domain's XML the provider reads back.
+// domainRead is the part of a defined domain's XML the provider reads back: live (the running
+// QEMU's) or persistent (what the next start boots), depending on how it was asked for.
 type domainRead struct {
-	Type     string `xml:"type,attr"`
-	Name     string `xml:"name"`
-	UUID     string `xml:"uuid"`
+	Type string `xml:"type,attr"`
+	// ID is the running domain's id (virsh domid); 0 when the XML is not a running domain's.
+	ID            int32       `xml:"id,attr"`
+	Name          string      `xml:"name"`
+	UUID          string      `xml:"uuid"`
+	Memory        memoryRead  `xml:"memory"`
+	CurrentMemory *memoryRead `xml:"currentMemory"`
+	VCPU          struct {
+		Current int32 `xml:"current,attr"`
+		Max     int32 `xml:",chardata"`
+	} `xml:"vcpu"`
 	Metadata struct {
 		Machine *metadata `xml:"https://machineapi.dev/provider-libvirt/v1beta1 machine"`
+		// Restart is the mark of a restart for an in-place update (inplace.go).
+		Restart *restartMark `xml:"https://machineapi.dev/provider-libvirt/v1beta1/restart restart"`
 	} `xml:"metadata"`
+	Devices struct {
+		Interfaces []struct {
+			Type   string `xml:"type,attr"`
+			Source struct {
+				Network string `xml:"network,attr"`
+				Bridge  string `xml:"bridge,attr"`
+			} `xml:"source"`
+		} `xml:"interface"`
+	} `xml:"devices"`
+}
+
+// memoryRead is a memory size in a domain's XML.
+type memoryRead struct {
+	Unit  string `xml:"unit,attr"`
+	Value uint64 `xml:",chardata"`
+}
+
+// memoryUnits are libvirt's memory units in bytes (libvirt writes KiB; the rest are accepted).
+var memoryUnits = map[string]uint64{
+	"b": 1, "bytes": 1, "KB": 1e3, "k": 1 << 10, "KiB": 1 << 10, "MB": 1e6, "M": 1 << 20, "MiB": 1 << 20,
+	"GB": 1e9, "G": 1 << 30, "GiB": 1 << 30, "TB": 1e12, "T": 1 << 40, "TiB": 1 << 40,
+}
+
+// MiB is the size in MiB, rounded up.
+func (m memoryRead) MiB() (int64, error) {
+	unit := m.Unit
+	if unit == "" {
+		unit = "KiB" // libvirt's default
+	}
+	scale, ok := memoryUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("memory unit %q is not one libvirt writes", unit)
+	}
+	const mib = 1 << 20
+	return int64((m.Value*scale + mib - 1) / mib), nil
+}
+
+// shape is how big a domain is: what an in-place update changes.
+type shape struct {
+	MemoryMiB int64
+	VCPUs     int32
+}
+
+func (s shape) String() string {
+	if s.VCPUs == 1 {
+		return fmt.Sprintf("%d MiB and 1 vCPU", s.MemoryMiB)
+	}
+	return fmt.Sprintf("%d MiB and %d vCPUs", s.MemoryMiB, s.VCPUs)
+}
+
+// shape is the domain's size: its memory (the maximum, which is what the guest sees without a
+// balloon) and the vCPUs it boots with.
+func (d domainRead) shape() (shape, error) {
+	mib, err := d.Memory.MiB()
+	if err != nil {
+		return shape{}, err
+	}
+	s := shape{MemoryMiB: mib, VCPUs: d.VCPU.Max}
+	if d.VCPU.Current != 0 {
+		s.VCPUs = d.VCPU.Current
+	}
+	return s, nil
+}
+
+// sized reports whether the domain is defined with exactly want: as its memory and its current
+// memory, as its vCPUs and their maximum (the provider defines them equal, and so does an in-place
+// update).
+func (d domainRead) sized(want shape) (bool, error) {
+	have, err := d.shape()
+	if err != nil || have != want || d.VCPU.Max != want.VCPUs {
+		return false, err
+	}
+	if d.CurrentMemory != nil {
+		current, err := d.CurrentMemory.MiB()
+		if err != nil || current != want.MemoryMiB {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // readDomain parses a domain's XML; Metadata.Machine is nil for a domain the provider did not define.

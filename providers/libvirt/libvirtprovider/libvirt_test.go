@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	testclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -121,6 +123,10 @@ func TestLibvirt(t *testing.T) {
 		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 		if err != nil || cfg.BearerToken != token.String() || cfg.Host != fmt.Sprintf("https://10.0.%d.254:6443", st.UserNetworkIndex) || cfg.ServerName != "127.0.0.1" {
 			t.Errorf("the seed's bootstrap kubeconfig: %+v, %v", cfg, err)
+		}
+		own, err := clientcmd.Load(seedMember(t, seed, "files"+kubeletKubeconfigPath))
+		if err != nil || own.Clusters["default"].Server != cfg.Host || own.Clusters["default"].TLSServerName != "127.0.0.1" {
+			t.Errorf("the seed's kubelet kubeconfig: %+v, %v; want the bootstrap kubeconfig's server and TLS server name", own, err)
 		}
 		disk, found, _ := volume(f.conn, f.poolHandle(t), diskVolume(m.UID))
 		if !found {
@@ -259,6 +265,73 @@ func TestLibvirt(t *testing.T) {
 				}
 				f.expectNothingOf(t, m)
 			})
+		}
+	})
+
+	t.Run("an in-place resize redefines the domain and restarts it once, across a manager restart", func(t *testing.T) {
+		m := f.create(t, "resize")
+		clock := testclock.NewFakePassiveClock(time.Now())
+		// The empty image's guest has no OS to power off: the domain is destroyed at the timeout.
+		p := New(Options{ManagerID: f.managerID, ShutdownTimeout: time.Minute, Clock: clock})
+		desired := m.DeepCopy()
+		desired.Spec.ProviderSpec = f.machineWith(m.Name, func(s map[string]any) { s["memory"] = "1Gi"; s["vcpus"] = 2 }).Spec.ProviderSpec
+		plan, err := p.CanUpdateInPlace(ctx, m, desired)
+		if want := []string{"spec.providerSpec.value.vcpus", "spec.providerSpec.value.memory"}; err != nil || !slices.Equal(plan.Paths, want) || len(plan.Unsupported) > 0 || !plan.Disruptive {
+			t.Fatalf("plan %+v, %v; want %v, disruptive", plan, err, want)
+		}
+		moved := desired.DeepCopy()
+		moved.Spec.ProviderSpec = f.machineWith(m.Name, func(s map[string]any) { s["memory"] = "1Gi"; s["storagePool"] = "elsewhere" }).Spec.ProviderSpec
+		if plan, err := p.CanUpdateInPlace(ctx, m, moved); err != nil || !slices.Equal(plan.Unsupported, []string{"spec.providerSpec.value.storagePool"}) {
+			t.Fatalf("plan %+v, %v; want the pool unsupported", plan, err)
+		}
+
+		dom, _, _ := lookup(f.conn, m.UID)
+		before := dom.ID
+		if _, ok := provider.AsRequeueAfter(p.UpdateInPlace(ctx, desired)); !ok {
+			t.Fatal("UpdateInPlace returned no RequeueAfter while the guest is asked to power off")
+		}
+		live, persistent := f.sizes(t, m)
+		if live != (shape{MemoryMiB: 512, VCPUs: 1}) || persistent != (shape{MemoryMiB: 1024, VCPUs: 2}) {
+			t.Errorf("after the first call the domain runs %v and is defined with %v; want 512 MiB and 1 vCPU, 1024 MiB and 2 vCPUs", live, persistent)
+		}
+		if _, ok := provider.AsRequeueAfter(p.UpdateInPlace(ctx, desired)); !ok {
+			t.Fatal("UpdateInPlace returned no RequeueAfter within the shutdown timeout")
+		}
+		// The manager restarts: a new provider, with nothing in memory, finds the restart under way.
+		clock.SetTime(clock.Now().Add(time.Minute))
+		restarted := New(Options{ManagerID: f.managerID, ShutdownTimeout: time.Minute, Clock: clock})
+		if err := restarted.UpdateInPlace(ctx, desired); err != nil {
+			t.Fatalf("at the timeout: %v; want the domain destroyed and started with the new size", err)
+		}
+		dom, _, _ = lookup(f.conn, m.UID)
+		if live, persistent := f.sizes(t, m); dom.ID == before || live != (shape{MemoryMiB: 1024, VCPUs: 2}) || persistent != live {
+			t.Errorf("domain id %d (was %d) runs %v, defined with %v; want it restarted with 1024 MiB and 2 vCPUs", dom.ID, before, live, persistent)
+		}
+		for _, flags := range []libvirt.DomainXMLFlags{0, libvirt.DomainXMLInactive} {
+			if d, err := readDomainXML(f.conn, dom, flags); err != nil || d.Metadata.Restart != nil {
+				t.Errorf("XML (flags %d): restart mark %+v, %v; want none", flags, d.Metadata.Restart, err)
+			}
+		}
+		if err := restarted.UpdateInPlace(ctx, desired); err != nil {
+			t.Fatal(err)
+		}
+		if again, _, _ := lookup(f.conn, m.UID); again.ID != dom.ID {
+			t.Errorf("a call after the update restarted the domain again (id %d, then %d)", dom.ID, again.ID)
+		}
+		if plan, err := restarted.CanUpdateInPlace(ctx, desired, desired); err != nil || len(plan.Paths)+len(plan.Unsupported) > 0 {
+			t.Errorf("after the update the plan is %+v, %v; want empty", plan, err)
+		}
+
+		if err := f.conn.DomainDestroy(dom); err != nil {
+			t.Fatal(err)
+		}
+		smaller := desired.DeepCopy()
+		smaller.Spec.ProviderSpec = f.machine(m.Name).Spec.ProviderSpec
+		if err := restarted.UpdateInPlace(ctx, smaller); err == nil || !strings.Contains(err.Error(), "is shut off, and not by its in-place update") {
+			t.Fatalf("UpdateInPlace of a domain stopped behind its back: %v; want it left stopped, saying so", err)
+		}
+		if state, _, _ := f.conn.DomainGetState(dom, 0); state != stateShutoff {
+			t.Errorf("state %s; want it left shut off", stateName(state))
 		}
 	})
 
@@ -471,6 +544,28 @@ func (f *fixture) download(t *testing.T, name string) []byte {
 		t.Fatalf("downloading volume %s: %v", name, err)
 	}
 	return buf.Bytes()
+}
+
+// sizes reads the Machine's domain's live and persistent sizes.
+func (f *fixture) sizes(t *testing.T, m *v1beta1.Machine) (live, persistent shape) {
+	t.Helper()
+	dom, _, err := lookup(f.conn, m.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for flags, out := range map[libvirt.DomainXMLFlags]*shape{0: &live, libvirt.DomainXMLInactive: &persistent} {
+		d, err := readDomainXML(f.conn, dom, flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *out, err = d.shape(); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := d.sized(*out); !ok {
+			t.Errorf("domain %s (XML flags %d) has a current size other than its maximum", dom.Name, flags)
+		}
+	}
+	return live, persistent
 }
 
 // seedMember is a member of a seed archive.

@@ -39,15 +39,23 @@ type Options struct {
 	// ListURIs are the libvirt hosts whose domains List reports (with those of every host the
 	// provider has connected to since it started), for the manager's orphan collector.
 	ListURIs []string
-	// Clock is the time source (token expirations, seed timestamps, domain creation times).
-	// Default: the real clock.
+	// ShutdownTimeout is how long a guest may take to power off when an in-place update restarts
+	// its domain (the ACPI power button) before the domain is destroyed. Default
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Clock is the time source (token expirations, seed timestamps, domain creation times, the
+	// shutdown timeout). Default: the real clock.
 	Clock clock.PassiveClock
 }
+
+// DefaultShutdownTimeout is the default Options.ShutdownTimeout: a node image's guest powers off
+// in 15-30 s under TCG; its Node was drained before.
+const DefaultShutdownTimeout = 2 * time.Minute
 
 // DefaultOptions returns the options the flags default to.
 func DefaultOptions() Options {
 	return Options{ManagerID: "machine-manager", TokenTTL: bootstrap.DefaultTokenTTL, InitializationTaintKey: v1beta1.NodeUninitializedTaintKey,
-		ListURIs: []string{api.DefaultURI}}
+		ListURIs: []string{api.DefaultURI}, ShutdownTimeout: DefaultShutdownTimeout}
 }
 
 // AddFlags binds the options to flags prefixed with --libvirt-.
@@ -65,5 +73,6 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.DurationVar(&o.TokenTTL, "libvirt-token-ttl", o.TokenTTL, "how long a Machine's bootstrap token is valid")
+	fs.DurationVar(&o.ShutdownTimeout, "libvirt-shutdown-timeout", o.ShutdownTimeout, "how long a guest may take to power off when an in-place update restarts its domain, before the domain is destroyed")
 	fs.StringVar(&o.InitializationTaintKey, "libvirt-initialization-taint-key", o.InitializationTaintKey, "key of the NoSchedule taint every Node registers with, which the node linker removes once the Node carries its Machine's labels and taints (empty: none, and pods may land before them)")
 }

@@ -66,6 +66,9 @@ func New(o Options) *Provider {
 	if o.TokenTTL <= 0 {
 		o.TokenTTL = bootstrap.DefaultTokenTTL
 	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
 	return &Provider{opts: o}
 }
 
@@ -227,6 +230,9 @@ func (p *Provider) complete(ctx context.Context, m *v1beta1.Machine, spec api.Pr
 	if in.BootstrapKubeconfig, err = bootstrap.Kubeconfig(bootstrap.KubeconfigOptions{
 		Server: server, CAData: cl.ca, TLSServerName: pl.endpoint.tlsServerName, Token: token,
 	}); err != nil {
+		return err
+	}
+	if in.Kubeconfig, err = kubeletKubeconfig(server, cl.ca, pl.endpoint.tlsServerName); err != nil {
 		return err
 	}
 	files, err := seedFiles(in)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 )
 
@@ -37,7 +39,9 @@ type seedInput struct {
 	NodeIP              string // empty when the guest gets its address by DHCP
 	CAData              []byte
 	BootstrapKubeconfig []byte
-	RegisterWithTaints  []corev1.Taint
+	// Kubeconfig is the kubelet's own (kubeletKubeconfig).
+	Kubeconfig         []byte
+	RegisterWithTaints []corev1.Taint
 	// StaticAddress (10.0.N.15/24) and Gateway, when set, configure the guest's network
 	// statically instead of the image's DHCP default.
 	StaticAddress, Gateway string
@@ -47,10 +51,14 @@ type seedInput struct {
 const (
 	hostnamePath            = "/etc/hostname"
 	bootstrapKubeconfigPath = "/etc/kubernetes/bootstrap-kubelet.conf"
-	caPath                  = "/etc/kubernetes/pki/ca.crt"
-	kubeletConfigPath       = "/var/lib/kubelet/config.yaml"
-	kubeletEnvPath          = "/etc/machineapi/kubelet.env"
-	networkPath             = "/etc/systemd/network/10-machineapi.network"
+	kubeletKubeconfigPath   = "/etc/kubernetes/kubelet.conf"
+	// kubeletClientCertPath is the client certificate and key the kubelet's TLS bootstrap stores
+	// and its rotation renews (its default --cert-dir).
+	kubeletClientCertPath = "/var/lib/kubelet/pki/kubelet-client-current.pem"
+	caPath                = "/etc/kubernetes/pki/ca.crt"
+	kubeletConfigPath     = "/var/lib/kubelet/config.yaml"
+	kubeletEnvPath        = "/etc/machineapi/kubelet.env"
+	networkPath           = "/etc/systemd/network/10-machineapi.network"
 )
 
 // kubeletConfiguration is the part of kubelet.config.k8s.io/v1beta1 KubeletConfiguration the
@@ -85,6 +93,24 @@ type kubeletAuthorization struct {
 	Mode string `json:"mode"`
 }
 
+// kubeletKubeconfig renders the kubelet's own kubeconfig (its --kubeconfig): the bootstrap
+// kubeconfig's cluster — server, CA and TLS server name — with the client certificate its TLS
+// bootstrap got. The kubelet writes that file itself once bootstrapped, but without the TLS server
+// name (writeKubeconfigFromBootstrapping in k8s.io/kubernetes pkg/kubelet/certificate/bootstrap,
+// v1.37.2), so a guest that reaches the API server at an address its serving certificate does not
+// name (10.0.N.254 on the user network) could not reconnect after a reboot. The seed writes it at
+// every boot: at the first, the certificate does not exist yet, so the kubelet bootstraps (and
+// overwrites the file, keeping the name in memory); at every later boot it finds it valid.
+func kubeletKubeconfig(server string, caData []byte, tlsServerName string) ([]byte, error) {
+	const name = "default"
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caData, TLSServerName: tlsServerName}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificate: kubeletClientCertPath, ClientKey: kubeletClientCertPath}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	cfg.CurrentContext = name
+	return clientcmd.Write(*cfg)
+}
+
 // kubeletConfig renders the kubelet's configuration: the providerID the Machine records, the
 // systemd cgroup driver of the image's containerd, certificates rotated from the bootstrap one
 // on, and the kubelet's own API reachable only by clients with a certificate of the cluster CA or a
@@ -108,13 +134,13 @@ func kubeletConfig(in seedInput) ([]byte, error) {
 }
 
 // seedFiles are the files a Machine's seed writes: its hostname, the cluster CA, the bootstrap
-// kubeconfig, the kubelet's configuration and arguments, and the static network on the user network.
+// kubeconfig and the kubelet's own, the kubelet's configuration and arguments, and the static network on the user network.
 func seedFiles(in seedInput) ([]seedFile, error) {
 	switch {
 	case in.Hostname == "", in.ProviderID == "":
 		return nil, fmt.Errorf("a seed needs a hostname and a providerID")
-	case len(in.CAData) == 0, len(in.BootstrapKubeconfig) == 0:
-		return nil, fmt.Errorf("a seed needs the cluster CA and a bootstrap kubeconfig")
+	case len(in.CAData) == 0, len(in.BootstrapKubeconfig) == 0, len(in.Kubeconfig) == 0:
+		return nil, fmt.Errorf("a seed needs the cluster CA, a bootstrap kubeconfig and the kubelet's kubeconfig")
 	}
 	kubelet, err := kubeletConfig(in)
 	if err != nil {
@@ -128,6 +154,7 @@ func seedFiles(in seedInput) ([]seedFile, error) {
 		{Path: hostnamePath, Mode: 0o644, Content: []byte(in.Hostname + "\n")},
 		{Path: caPath, Mode: 0o644, Content: in.CAData},
 		{Path: bootstrapKubeconfigPath, Mode: 0o600, Content: in.BootstrapKubeconfig},
+		{Path: kubeletKubeconfigPath, Mode: 0o600, Content: in.Kubeconfig},
 		{Path: kubeletConfigPath, Mode: 0o644, Content: kubelet},
 		{Path: kubeletEnvPath, Mode: 0o644, Content: []byte(fmt.Sprintf("KUBELET_ARGS=%q\n", strings.Join(args, " ")))},
 	}

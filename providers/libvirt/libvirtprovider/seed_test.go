@@ -18,7 +18,7 @@ func TestSeedRoundTrip(t *testing.T) {
 	kubeconfig := []byte("apiVersion: v1\nkind: Config\n")
 	in := seedInput{
 		Hostname: "worker-1-3f2a9", ProviderID: "libvirt:///3f2a9c1e-7b4d-4c8e-9a1f-0123456789ab", NodeIP: "10.0.7.15",
-		CAData: []byte("CA"), BootstrapKubeconfig: kubeconfig, StaticAddress: "10.0.7.15/24", Gateway: "10.0.7.2",
+		CAData: []byte("CA"), BootstrapKubeconfig: kubeconfig, Kubeconfig: []byte("kubelet's"), StaticAddress: "10.0.7.15/24", Gateway: "10.0.7.2",
 		RegisterWithTaints: []corev1.Taint{{Key: "example.com/init", Effect: corev1.TaintEffectNoSchedule}},
 	}
 	files, err := seedFiles(in)
@@ -76,6 +76,7 @@ func TestSeedRoundTrip(t *testing.T) {
 		"files/etc/hostname":                          {mode: 0o644, content: "worker-1-3f2a9\n"},
 		"files/etc/kubernetes/pki/ca.crt":             {mode: 0o644, content: "CA"},
 		"files/etc/kubernetes/bootstrap-kubelet.conf": {mode: 0o600, content: string(kubeconfig)},
+		"files/etc/kubernetes/kubelet.conf":           {mode: 0o600, content: "kubelet's"},
 		"files/etc/machineapi/kubelet.env":            {mode: 0o644, content: "KUBELET_ARGS=\"--hostname-override=worker-1-3f2a9 --node-ip=10.0.7.15\"\n"},
 		"files/etc/systemd/network/10-machineapi.network": {mode: 0o644,
 			content: "[Match]\nName=en*\n\n[Network]\nAddress=10.0.7.15/24\nGateway=10.0.7.2\n"},
@@ -109,7 +110,7 @@ func TestSeedRoundTrip(t *testing.T) {
 }
 
 func TestSeedWithoutTaintsOrStaticNetwork(t *testing.T) {
-	files, err := seedFiles(seedInput{Hostname: "h", ProviderID: "libvirt:///u", CAData: []byte("CA"), BootstrapKubeconfig: []byte("k")})
+	files, err := seedFiles(seedInput{Hostname: "h", ProviderID: "libvirt:///u", CAData: []byte("CA"), BootstrapKubeconfig: []byte("k"), Kubeconfig: []byte("k")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +154,33 @@ current-context: default
 `))
 	if err != nil || cfg.Clusters["default"].TLSServerName != "127.0.0.1" {
 		t.Fatalf("%v %+v", err, cfg)
+	}
+}
+
+// TestKubeletKubeconfigKeepsTheServerName protects a rebooted guest's way back to the API server:
+// the kubelet's own kubeconfig, which the seed writes at every boot, has the bootstrap
+// kubeconfig's server, CA and TLS server name and the certificate the kubelet's bootstrap stores;
+// while that certificate does not exist (the first boot) it does not load, so the kubelet
+// bootstraps with the token instead.
+func TestKubeletKubeconfigKeepsTheServerName(t *testing.T) {
+	data, err := kubeletKubeconfig("https://10.0.7.254:6443", []byte("CA"), "kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := clientcmd.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := clientcmd.NewDefaultClientConfig(*raw, &clientcmd.ConfigOverrides{})
+	if _, err := rest.ClientConfig(); err == nil || !strings.Contains(err.Error(), kubeletClientCertPath) {
+		t.Errorf("loading it without the certificate: %v; want it refused, naming %s", err, kubeletClientCertPath)
+	}
+	cluster, user := raw.Clusters[raw.Contexts[raw.CurrentContext].Cluster], raw.AuthInfos[raw.Contexts[raw.CurrentContext].AuthInfo]
+	if cluster.Server != "https://10.0.7.254:6443" || cluster.TLSServerName != "kubernetes" || string(cluster.CertificateAuthorityData) != "CA" {
+		t.Errorf("cluster %+v", cluster)
+	}
+	if user.ClientCertificate != "/var/lib/kubelet/pki/kubelet-client-current.pem" || user.ClientKey != user.ClientCertificate || user.Token != "" {
+		t.Errorf("user %+v: want the kubelet's rotated certificate and key, no token", user)
 	}
 }
 

@@ -39,15 +39,22 @@ func parseSpec(m *v1beta1.Machine) (api.ProviderSpec, error) {
 	return spec, nil
 }
 
-// locateSpec reads only where a Machine's instance would be: the URI and the pool, leniently (a
-// providerSpec edited since the instance was made may no longer parse, and the instance must
-// still be found). The URI of status.providerStatus, where Create made the instance, wins.
-func locateSpec(m *v1beta1.Machine) (uri, pool string) {
+// recordedSpec reads the Machine's providerSpec leniently, defaulted: what its instance was made
+// from, which may no longer pass today's validation and must still be read.
+func recordedSpec(m *v1beta1.Machine) api.ProviderSpec {
 	var spec api.ProviderSpec
 	if v := m.Spec.ProviderSpec.Value; v != nil {
 		_ = json.Unmarshal(v.Raw, &spec)
 	}
 	spec.Default()
+	return spec
+}
+
+// locateSpec reads only where a Machine's instance would be: the URI and the pool, leniently (a
+// providerSpec edited since the instance was made may no longer parse, and the instance must
+// still be found). The URI of status.providerStatus, where Create made the instance, wins.
+func locateSpec(m *v1beta1.Machine) (uri, pool string) {
+	spec := recordedSpec(m)
 	if s := m.Status.ProviderStatus; s != nil && len(s.Raw) > 0 {
 		var st api.ProviderStatus
 		if json.Unmarshal(s.Raw, &st) == nil && st.URI != "" {
