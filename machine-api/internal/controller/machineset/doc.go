@@ -17,7 +17,10 @@
 // A set counts Machines that are not deleting. Creating: random names `<set>-<5 chars>`, the set as
 // controller, the set-name label (and deployment-name when the set has one), the Machine
 // finalizer already present, template labels, annotations and spec; slow-start batches (1, 2, 4,
-// ... 64 calls at a time, at most 500 per reconcile) that stop at the first failure. Deleting:
+// ... 64 calls at a time, at most 500 per reconcile) that stop at the first failure, and at most
+// maxStarting (200) Machines on their way to Running at once (starting: created less than 5
+// minutes ago, not Running, not Failed), so that a scale-up of thousands does not queue them all
+// in the machine controller at once. Deleting:
 // the first n of the deletion order, never more — scaling down by one deletes exactly one.
 //
 // Every create, delete, adoption and release (and the set's own status write) goes through the

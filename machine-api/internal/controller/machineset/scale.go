@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,13 @@ const (
 	maxBurst = 500
 	// maxParallel bounds the concurrent API calls of one reconcile.
 	maxParallel = 64
+	// maxStarting bounds the set's Machines on their way to Running (see starting): a scale-up
+	// of thousands creates them as earlier ones get there, so that each waits less behind the
+	// others in the machine controller's queue, and the last is Running no later.
+	maxStarting = 200
+	// startingFor is how long a Machine not yet Running counts as on its way: one stuck longer
+	// (a Node that never joins) no longer holds the others back.
+	startingFor = 5 * time.Minute
 )
 
 // scale creates or deletes Machines until the set has spec.replicas of them. It counts from a
@@ -38,7 +46,13 @@ func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, boo
 	case have < want && s.owner != nil && s.owner.holdCreates != "":
 		return reconcile.Result{}, true, nil
 	case have < want:
-		return reconcile.Result{}, true, r.createMachines(ctx, s, int(min(want-have, maxBurst)))
+		on, next := starting(s)
+		n := min(int(want-have), maxBurst, maxStarting-on)
+		if n <= 0 {
+			// A Machine reaching Running brings the set back, or the first to stop counting.
+			return reconcile.Result{RequeueAfter: next}, true, nil
+		}
+		return reconcile.Result{}, true, r.createMachines(ctx, s, n)
 	case have > want:
 		active, err := r.withMarksNow(ctx, s)
 		if err != nil {
@@ -48,6 +62,23 @@ func (r *Reconciler) scale(ctx context.Context, s *scope) (reconcile.Result, boo
 		return reconcile.Result{}, true, r.deleteMachines(ctx, s, victims, EventDeleted, "deleting %d Machines")
 	}
 	return reconcile.Result{}, true, nil
+}
+
+// starting counts the set's active Machines on their way to Running (not Running, not Failed,
+// created less than startingFor ago), and says how soon the first of them stops counting.
+func starting(s *scope) (n int, next time.Duration) {
+	for _, m := range s.active() {
+		left := startingFor - s.now.Sub(m.CreationTimestamp.Time)
+		switch {
+		case m.Status.Phase == v1beta1.MachinePhaseRunning, m.Status.Phase == v1beta1.MachinePhaseFailed, left <= 0:
+		default:
+			n++
+			if next == 0 || left < next {
+				next = left
+			}
+		}
+	}
+	return n + s.created, next
 }
 
 // withMarksNow returns the set's active Machines with v1beta1.DeleteMachineAnnotation as the API
