@@ -114,7 +114,7 @@ VMS_FOCUS ?=
 VMS_ARGS ?=
 
 .PHONY: test-vms
-test-vms: controlplane ## The libvirt provider end to end on real VMs (at most 2): Nodes joining with their Machine's labels before any pod, drain under a PodDisruptionBudget, health-check replacement of a destroyed VM, scale to 0, bad input (needs root: sets up libvirt, builds the node image).
+test-vms: controlplane ## The libvirt provider end to end on real VMs (at most 2): Nodes joining with their Machine's labels before any pod, drain under a PodDisruptionBudget, health-check replacement of a destroyed VM, an in-place resize, scale to 0, bad input (needs root: sets up libvirt, builds the node image).
 	@vol=$$(hack/vms/prepare.sh test-vms); \
 		cd hack/vms && GOWORK=off go test -timeout 45m -count=1 -v . -args -ginkgo.v -ginkgo.timeout=35m -ginkgo.grace-period=3m \
 		$(if $(VMS_FOCUS),-ginkgo.focus='$(VMS_FOCUS)') \
