@@ -94,6 +94,18 @@ func (r *Reconciler) planInPlace(ctx context.Context, s *scope) (reconcile.Resul
 		return reconcile.Result{}, true, err
 	}
 	plan, err := updater.CanUpdateInPlace(pctx, have, desired)
+	var invalid *provider.InvalidConfigurationError
+	if errors.As(err, &invalid) {
+		// The template cannot work on this instance: not in place, whatever else (Prefer
+		// replaces, and the new Machine says why it fails; Only stalls, naming it).
+		msg := "spec.providerSpec: " + invalid.Message
+		if r := []rune(msg); len(r) > 256 {
+			msg = string(r[:255]) + "…"
+		}
+		s.inPlace = &inPlaceState{record: &v1beta1.MachineInPlaceUpdate{TemplateHash: want, Unsupported: []string{msg}}}
+		r.Recorder.Eventf(m, nil, "Warning", ReasonInvalidConfiguration, "UpdateInPlace", "the template cannot be applied in place: %s", invalid.Message)
+		return reconcile.Result{}, true, nil
+	}
 	if err != nil {
 		log.FromContext(ctx).Info("the provider could not plan an in-place update; asking again", "error", err.Error())
 		return reconcile.Result{RequeueAfter: updatePoll}, true, nil

@@ -126,6 +126,17 @@ var _ = Describe("In-place updates (spec.rollout.inPlace)", func() {
 		mergePatch(md, `{"spec":{"template":{"spec":{"versions":null}}}}`)
 		Eventually(readyByType(ns), "60s").Should(Equal(map[string]int{"medium": 2}))
 		Expect(identities(ns)).To(Equal(before))
+
+		By("a template the provider refuses stalls too, saying why")
+		mergePatch(md, `{"spec":{"template":{"spec":{"providerSpec":{"value":{"instanceType":"huge"}}}}}}`)
+		Eventually(func() string {
+			c := meta.FindStatusCondition(getMD(md).Status.Conditions, v1beta1.ProgressingCondition)
+			if c == nil || c.Reason != machinedeployment.ReasonInPlaceUnsupported {
+				return ""
+			}
+			return c.Message
+		}).Should(ContainSubstring(`instanceType "huge" is not offered`))
+		Expect(identities(ns)).To(Equal(before))
 	})
 
 	It("a manager killed in the middle of an update resumes it without updating the instance a second time", func() {
