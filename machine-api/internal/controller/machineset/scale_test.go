@@ -28,7 +28,7 @@ func TestStarting(t *testing.T) {
 		},
 		"one stuck for 5 minutes no longer counts": {
 			machines: []*v1beta1.Machine{machine("a", 5, phase(v1beta1.MachinePhaseProvisioned)), machine("b", 9, phase(""))},
-			want: 1, next: 4 * time.Minute,
+			want:     1, next: 4 * time.Minute,
 		},
 		"deleting ones do not count, those created by this reconcile do": {
 			machines: []*v1beta1.Machine{machine("a", 9, phase(""), deleting)}, created: 2, want: 2,
