@@ -12,6 +12,7 @@ import (
 // floors and the other steps left out. One pair of runs cannot show a change of a tenth on a
 // noisy machine; the rounds' medians can, and their spread says how far to trust them.
 type abComparison struct {
+	host
 	A        string    `json:"a"`
 	B        string    `json:"b"`
 	Machines int       `json:"machines"`
@@ -51,7 +52,8 @@ func figuresOf(s stepResult) abFigures {
 
 // abCompare runs o.abRounds rounds of a 0 -> o.machines scale-up with each build.
 func abCompare(ctx context.Context, o options) (*abComparison, error) {
-	c := &abComparison{A: o.managerBin, B: o.abManager, Machines: o.machines}
+	c := &abComparison{host: thisHost(), A: o.managerBin, B: o.abManager, Machines: o.machines}
+	c.LoadAverage = loadAverage()
 	for round := range o.abRounds {
 		r := abRound{BFirst: round%2 == 1}
 		builds := []string{"A", "B"}
@@ -109,7 +111,8 @@ func (c *abComparison) medians(of func(abRound) stepResult) abFigures {
 
 func (c *abComparison) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nA/B: 0 -> %d with A = %s and B = %s, each run on a fresh control plane, %d rounds alternating the order.\n\n", c.Machines, c.A, c.B, len(c.Rounds))
+	b.WriteString(c.heading())
+	fmt.Fprintf(&b, "A/B: 0 -> %d with A = %s and B = %s, each run on a fresh control plane, %d rounds alternating the order.\n\n", c.Machines, c.A, c.B, len(c.Rounds))
 	b.WriteString("| round | build | machines/s | kube-apiserver ms CPU / Machine | machine-manager ms CPU / Machine | p50 / p99 to Running | writes / Machine |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	row := func(round, build string, f abFigures) {

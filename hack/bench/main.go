@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -88,20 +87,26 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var res *results
+	var rep interface{ markdown() string }
 	var err error
 	if o.abManager != "" {
-		res = &results{Machines: o.machines, Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), Go: runtime.Version(), LoadAverage: loadAverage()}
-		res.AB, err = abCompare(ctx, o)
+		var c *abComparison
+		if c, err = abCompare(ctx, o); c != nil {
+			rep = c
+		}
 	} else {
+		var res *results
 		res, err = run(ctx, o)
+		if err == nil && res != nil && o.compareRounds > 0 {
+			res.Comparison, err = compare(ctx, o)
+		}
+		if res != nil {
+			rep = res
+		}
 	}
-	if err == nil && res != nil && o.compareRounds > 0 {
-		res.Comparison, err = compare(ctx, o)
-	}
-	if res != nil {
-		fmt.Print(res.markdown())
-		if data, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
+	if rep != nil {
+		fmt.Print(rep.markdown())
+		if data, jerr := json.MarshalIndent(rep, "", "  "); jerr == nil {
 			_ = os.WriteFile(o.out, data, 0o644)
 		}
 	}
@@ -139,7 +144,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	if o.binDir == "" || o.managerBin == "" || o.nodelinkBin == "" {
 		return nil, fmt.Errorf("need -bin-dir (or KUBEBUILDER_ASSETS), -machine-manager and -nodelink: run make bench")
 	}
-	res := &results{Machines: o.machines, Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	res := &results{host: thisHost(), Machines: o.machines}
 	state, err := os.MkdirTemp("", "machineapi-bench-")
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -14,11 +15,27 @@ const nominalWritesPerMachine = 10
 // nominalWritesPerLink: linking a pair is one Node patch and one Machine status write.
 const nominalWritesPerLink = 2
 
+// host says when and on what a benchmark ran; it heads every report.
+type host struct {
+	Date        string `json:"date"`
+	Go          string `json:"go"`
+	CPUs        int    `json:"cpus"`
+	LoadAverage string `json:"loadAverageAtStart"`
+}
+
+// thisHost is the host now; the caller measures the load average when the run starts.
+func thisHost() host {
+	return host{Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), Go: runtime.Version()}
+}
+
+func (h host) heading() string {
+	return fmt.Sprintf("\n## machineapi scale benchmark, %s (%d CPUs, load %s, %s)\n\n", h.Date, h.CPUs, h.LoadAverage, h.Go)
+}
+
+// results is one run: the floors and the steps (an A/B comparison is a report of its own,
+// abComparison).
 type results struct {
-	Date         string      `json:"date"`
-	Go           string      `json:"go"`
-	CPUs         int         `json:"cpus"`
-	LoadAverage  string      `json:"loadAverageAtStart"`
+	host
 	ControlPlane string      `json:"controlPlane"`
 	Machines     int         `json:"machines"`
 	Floor        floorResult `json:"floor"`
@@ -36,8 +53,6 @@ type results struct {
 	ManagerPeakRSSBytes int64         `json:"managerPeakRSSBytes"`
 	// Comparison, with -compare-rounds: 0 -> N against 0 -> -compare-with, in rounds.
 	Comparison *scaleComparison `json:"comparison,omitempty"`
-	// AB, with -ab-manager: the scale-up with two builds, in rounds (and nothing else).
-	AB *abComparison `json:"ab,omitempty"`
 }
 
 type stepResult struct {
@@ -124,11 +139,7 @@ func (r *stepResult) withWritesFloor(nodeFloor, machineFloor floorResult) {
 
 func (r *results) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## machineapi scale benchmark, %s (%d CPUs, load %s, %s)\n\n", r.Date, r.CPUs, r.LoadAverage, r.Go)
-	if r.AB != nil {
-		b.WriteString(r.AB.markdown())
-		return b.String()
-	}
+	b.WriteString(r.heading())
 	fmt.Fprintf(&b, "Control plane: %s; simulated kubelets send no heartbeats.\n\n", r.ControlPlane)
 	fmt.Fprintf(&b, "Write floor: **%.0f writes/s** (%d Node writes by %d writers in %.1fs); floor-derived time = N x %d writes / floor (N x %d for a link).\n\n",
 		r.Floor.WritesPerSec, r.Floor.Writes, r.Floor.Workers, r.Floor.Seconds, nominalWritesPerMachine, nominalWritesPerLink)
