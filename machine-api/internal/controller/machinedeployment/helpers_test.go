@@ -168,8 +168,8 @@ type sampler struct {
 	maxLive  int
 	mixed    bool
 	states   map[string]bool
-	// maxDisrupting is the most Machines with a Node seen being deleted at once.
-	maxDisrupting int
+	// mostDisrupting names the most Machines with a Node seen being deleted at once.
+	mostDisrupting []string
 }
 
 func sample(ns string) *sampler {
@@ -180,7 +180,8 @@ func sample(ns string) *sampler {
 		for {
 			list := &v1beta1.MachineList{}
 			if err := k8s.List(ctx, list, client.InNamespace(ns)); err == nil {
-				readyN, liveN, disruptingN, types := 0, 0, 0, map[string]bool{}
+				readyN, liveN, types := 0, 0, map[string]bool{}
+				var disrupting []string
 				state := make([]string, 0, len(list.Items))
 				for i := range list.Items {
 					m := &list.Items[i]
@@ -189,7 +190,7 @@ func sample(ns string) *sampler {
 					if m.DeletionTimestamp.IsZero() {
 						liveN++
 					} else if m.Status.NodeRef != nil {
-						disruptingN++
+						disrupting = append(disrupting, m.Name)
 					}
 					if ready(m) {
 						readyN++
@@ -197,7 +198,9 @@ func sample(ns string) *sampler {
 				}
 				s.mu.Lock()
 				s.minReady, s.maxLive = min(s.minReady, readyN), max(s.maxLive, liveN)
-				s.maxDisrupting = max(s.maxDisrupting, disruptingN)
+				if len(disrupting) > len(s.mostDisrupting) {
+					s.mostDisrupting = disrupting
+				}
 				s.mixed = s.mixed || len(types) > 1
 				slices.Sort(state)
 				s.states[strings.Join(state, ",")] = true
@@ -213,11 +216,11 @@ func sample(ns string) *sampler {
 	return s
 }
 
-// MaxDisrupting is the most Machines with a Node seen being deleted at once, so far.
-func (s *sampler) MaxDisrupting() int {
+// MostDisrupting names the most Machines with a Node seen being deleted at once, so far.
+func (s *sampler) MostDisrupting() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.maxDisrupting
+	return s.mostDisrupting
 }
 
 func (s *sampler) Stop() (minReady, maxLive int, mixed bool) {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
@@ -167,18 +168,32 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope, victims []*v1
 }
 
 // deleteNow deletes victims, as deleteMachines says.
+//
+// A victim without a Node is deleted only as the cache shows it (a resourceVersion
+// precondition): having no Node is why it was chosen first and why no budget held it, and a
+// Machine linked to its Node a moment ago may not be in the cache yet. When it changed, its
+// deletion is left to the reconcile its update event brings, which sees the Node.
 func (r *Reconciler) deleteNow(ctx context.Context, s *scope, victims []*v1beta1.Machine, reason, message string) error {
+	changed := make([]bool, len(victims))
 	errs := parallel(len(victims), func(i int) error {
 		m := victims[i]
-		err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID})
-		if err != nil && !apierrors.IsNotFound(err) {
+		pre := client.Preconditions{UID: &m.UID}
+		if m.Status.NodeRef == nil && s.set.DeletionTimestamp.IsZero() {
+			pre.ResourceVersion = &m.ResourceVersion
+		}
+		err := r.Client.Delete(ctx, m, pre)
+		switch {
+		case pre.ResourceVersion != nil && apierrors.IsConflict(err):
+			changed[i] = true
+			log.FromContext(ctx).V(1).Info("not deleting a Machine that changed since the cache showed it without a Node; looking again", "machine", m.Name)
+		case err != nil && !apierrors.IsNotFound(err):
 			return fmt.Errorf("deleting machine %s: %w", m.Name, err)
 		}
 		return nil
 	})
 	var names []string
 	for i, err := range errs {
-		if err == nil {
+		if err == nil && !changed[i] {
 			names = append(names, victims[i].Name)
 		}
 	}
