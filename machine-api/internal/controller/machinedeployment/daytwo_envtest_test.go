@@ -382,6 +382,7 @@ var _ = Describe("A disruption budget on the controllers' clock", Ordered, func(
 		Eventually(func() []string { return live(ns) }, "120s").Should(And(HaveLen(6), Not(ContainElement(BeElementOf(old)))))
 		Eventually(status(md)).Should(Equal("6/6/6/6"))
 		Expect(s.MostDisrupting()).To(HaveLen(1), "the budget's one Machine at a time, whatever the reason")
+		Expect(s.Deleted()).To(HaveEach(BeElementOf(old)), "only the old Machines go: no replacement is made twice for one the budget holds")
 		s.Stop()
 	})
 

@@ -3,6 +3,7 @@ package machinedeployment_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -170,10 +171,12 @@ type sampler struct {
 	states   map[string]bool
 	// mostDisrupting names the most Machines with a Node seen being deleted at once.
 	mostDisrupting []string
+	// deleted names every Machine seen being deleted.
+	deleted map[string]bool
 }
 
 func sample(ns string) *sampler {
-	s := &sampler{stop: make(chan struct{}), minReady: 1 << 30, states: map[string]bool{}}
+	s := &sampler{stop: make(chan struct{}), minReady: 1 << 30, states: map[string]bool{}, deleted: map[string]bool{}}
 	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
@@ -181,16 +184,20 @@ func sample(ns string) *sampler {
 			list := &v1beta1.MachineList{}
 			if err := k8s.List(ctx, list, client.InNamespace(ns)); err == nil {
 				readyN, liveN, types := 0, 0, map[string]bool{}
-				var disrupting []string
+				var disrupting, deleted []string
 				state := make([]string, 0, len(list.Items))
 				for i := range list.Items {
 					m := &list.Items[i]
 					types[instanceType(m)] = true
 					state = append(state, fmt.Sprintf("%s/%t/%t", m.UID, m.DeletionTimestamp.IsZero(), ready(m)))
-					if m.DeletionTimestamp.IsZero() {
+					switch {
+					case m.DeletionTimestamp.IsZero():
 						liveN++
-					} else if m.Status.NodeRef != nil {
+					case m.Status.NodeRef != nil:
 						disrupting = append(disrupting, m.Name)
+						fallthrough
+					default:
+						deleted = append(deleted, m.Name)
 					}
 					if ready(m) {
 						readyN++
@@ -198,6 +205,9 @@ func sample(ns string) *sampler {
 				}
 				s.mu.Lock()
 				s.minReady, s.maxLive = min(s.minReady, readyN), max(s.maxLive, liveN)
+				for _, name := range deleted {
+					s.deleted[name] = true
+				}
 				if len(disrupting) > len(s.mostDisrupting) {
 					s.mostDisrupting = disrupting
 				}
@@ -214,6 +224,13 @@ func sample(ns string) *sampler {
 		}
 	}()
 	return s
+}
+
+// Deleted names every Machine seen being deleted, so far.
+func (s *sampler) Deleted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.deleted))
 }
 
 // MostDisrupting names the most Machines with a Node seen being deleted at once, so far.

@@ -10,6 +10,14 @@ import (
 // there are, not deleting, and how many of them are available.
 type staleState struct{ count, available int32 }
 
+// pending is what the arithmetic sees of the stale Machines: those still in the new set's
+// replicas. The ones whose removal was ordered already (a disruption budget holds their deletion)
+// count neither in the set's replicas nor as available, as an old set's Machines do once the old
+// set is scaled down.
+func pending(stale, ordered staleState) staleState {
+	return staleState{count: stale.count - ordered.count, available: stale.available - ordered.available}
+}
+
 // rollingStep is one step of a RollingUpdate.
 type rollingStep struct {
 	// newReplicas is the new set's replicas after the step, its stale Machines included.
@@ -32,25 +40,30 @@ const staleName = "\x00stale"
 // Machines it needs beyond its fresh ones), and they go, after the old sets' Machines, while
 // maxUnavailable allows. So a scheduled or MachineClass replacement never has more Machines at
 // once, or fewer available, than a template change would.
-func nextRollingStep(replicas, surge, unavailable int32, newSet setState, stale staleState, olds []setState) rollingStep {
+//
+// ordered are the stale Machines (counted in stale) whose removal an earlier step ordered but
+// that are not being deleted yet: without them, a held Machine would count twice, once out of the
+// set's replicas and once as stale, and the set would grow back for it.
+func nextRollingStep(replicas, surge, unavailable int32, newSet setState, stale, ordered staleState, olds []setState) rollingStep {
+	left := pending(stale, ordered)
 	fresh := newSet
-	fresh.replicas = max(0, newSet.replicas-stale.count)
+	fresh.replicas = max(0, newSet.replicas-left.count)
 	fresh.actual = max(0, newSet.actual-stale.count)
 	fresh.available = max(0, newSet.available-stale.available)
 	withStale := olds
-	if stale.count > 0 {
+	if left.count > 0 {
 		withStale = append(slices.Clone(olds), setState{
 			name: staleName, created: newSet.created.Add(time.Nanosecond),
-			replicas: stale.count, actual: stale.count, available: stale.available, desired: -1,
+			replicas: left.count, actual: left.count, available: left.available, desired: -1,
 		})
 	}
 	all := append(slices.Clone(withStale), fresh)
 	if target := newSetTarget(replicas, surge, fresh, all); target != fresh.replicas {
-		return rollingStep{newReplicas: target + stale.count, grow: true}
+		return rollingStep{newReplicas: target + left.count, grow: true}
 	}
 	step := rollingStep{newReplicas: newSet.replicas, old: scaleDownOld(replicas, unavailable, &fresh, withStale)}
 	if t, ok := step.old[staleName]; ok {
-		step.removeStale = stale.count - t
+		step.removeStale = left.count - t
 		step.newReplicas -= step.removeStale
 		delete(step.old, staleName)
 	}

@@ -12,7 +12,7 @@ func TestNextRollingStep(t *testing.T) {
 	cases := map[string]struct {
 		replicas, surge, unavailable int32
 		newSet                       setState
-		stale                        staleState
+		stale, ordered               staleState
 		old                          []setState
 		want                         rollingStep
 	}{
@@ -40,6 +40,11 @@ func TestNextRollingStep(t *testing.T) {
 			replicas: 3, surge: 1, newSet: st("new", 1, 4, 3, 4), stale: staleState{count: 2, available: 1},
 			want: rollingStep{newReplicas: 3, old: map[string]int32{}, removeStale: 1},
 		},
+		"the last stale Machine's removal is ordered and a budget holds it: the set does not grow back for it": {
+			replicas: 6, surge: 3, unavailable: 3, newSet: setState{name: "new", replicas: 6, actual: 7, available: 7, maxReplicas: 9, desired: -1},
+			stale: staleState{count: 1, available: 1}, ordered: staleState{count: 1, available: 1},
+			want: rollingStep{newReplicas: 6, old: map[string]int32{}},
+		},
 		"old sets shrink before stale Machines of the new set": {
 			replicas: 3, surge: 1, newSet: st("new", 1, 2, 2, 4), stale: staleState{count: 1, available: 1},
 			old:  []setState{st("old", 0, 2, 2, 4)},
@@ -48,7 +53,7 @@ func TestNextRollingStep(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := nextRollingStep(tc.replicas, tc.surge, tc.unavailable, tc.newSet, tc.stale, tc.old)
+			got := nextRollingStep(tc.replicas, tc.surge, tc.unavailable, tc.newSet, tc.stale, tc.ordered, tc.old)
 			if got.newReplicas != tc.want.newReplicas || got.grow != tc.want.grow || got.removeStale != tc.want.removeStale || len(got.old) != len(tc.want.old) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
@@ -79,7 +84,7 @@ func TestReplacingStaleMachinesNeverLeavesBounds(t *testing.T) {
 				if step > 50 {
 					t.Fatalf("no progress: new %+v stale %+v", newSet, stale)
 				}
-				next := nextRollingStep(replicas, surge, unavailable, newSet, stale, nil)
+				next := nextRollingStep(replicas, surge, unavailable, newSet, stale, staleState{}, nil)
 				switch {
 				case next.grow:
 					newSet.replicas, newSet.actual, newSet.available = next.newReplicas, next.newReplicas, next.newReplicas
@@ -96,6 +101,103 @@ func TestReplacingStaleMachinesNeverLeavesBounds(t *testing.T) {
 				if newSet.available < replicas-unavailable {
 					t.Fatalf("step %d: %d available, below %d - %d", step, newSet.available, replicas, unavailable)
 				}
+			}
+		})
+	}
+}
+
+// TestBudgetHeldRemovalsAreNotReplacedTwice plays the replacement of every Machine of the current
+// set when a disruption budget lets the set delete one Machine at a time, and only while the
+// deployment has nothing else to do: removals ordered by one step are still there at the next.
+// The set never holds more fresh Machines than replicas (a held Machine's replacement is not made
+// twice), never fewer than replicas - maxUnavailable available, and it ends with none stale.
+func TestBudgetHeldRemovalsAreNotReplacedTwice(t *testing.T) {
+	for name, tc := range map[string]struct{ surge, unavailable string }{
+		"surge 1, unavailable 0": {"1", "0"}, "surge 0, unavailable 1": {"0", "1"}, "surge 3, unavailable 3": {"3", "3"}, "25%, 25%": {"25%", "25%"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			const replicas = 6
+			s, u := intstr.Parse(tc.surge), intstr.Parse(tc.unavailable)
+			surge, unavailable := fenceposts(&v1beta1.MachineRollingUpdateDeployment{MaxSurge: &s, MaxUnavailable: &u}, replicas)
+			newSet := st("new", 1, replicas, replicas, replicas+surge)
+			stale := staleState{count: replicas, available: replicas}
+			var ordered staleState
+			for step := 0; stale.count > 0 || newSet.replicas != replicas || newSet.actual != replicas; step++ {
+				if step > 100 {
+					t.Fatalf("no progress: new %+v stale %+v ordered %+v", newSet, stale, ordered)
+				}
+				next := nextRollingStep(replicas, surge, unavailable, newSet, stale, ordered, nil)
+				switch {
+				case next.grow:
+					created := next.newReplicas - newSet.replicas
+					newSet.replicas, newSet.actual, newSet.available = next.newReplicas, newSet.actual+created, newSet.available+created
+				case next.removeStale > 0:
+					ordered.count += next.removeStale
+					ordered.available += next.removeStale
+					newSet.replicas = next.newReplicas
+				case ordered.count > 0: // the budget lets one held Machine go
+					ordered.count, ordered.available = ordered.count-1, ordered.available-1
+					stale.count, stale.available = stale.count-1, stale.available-1
+					newSet.actual, newSet.available = newSet.actual-1, newSet.available-1
+				default:
+					t.Fatalf("step %d: stuck with new %+v stale %+v", step, newSet, stale)
+				}
+				if fresh := newSet.actual - stale.count; fresh > replicas {
+					t.Fatalf("step %d: %d fresh Machines, above %d replicas: a held Machine was replaced twice (new %+v stale %+v ordered %+v)", step, fresh, replicas, newSet, stale, ordered)
+				}
+				if newSet.available < replicas-unavailable {
+					t.Fatalf("step %d: %d available, below %d - %d", step, newSet.available, replicas, unavailable)
+				}
+			}
+		})
+	}
+}
+
+// TestOrderedRemovals protects which stale Machines count as already ordered out of the set: only
+// those with the deployment's mark (the cluster-autoscaler's mark is another matter), no more than
+// the set has Machines above its replicas, and they come first in the replacement order.
+func TestOrderedRemovals(t *testing.T) {
+	m := func(name, mark string) *v1beta1.Machine {
+		out := &v1beta1.Machine{}
+		out.Name = name
+		if mark != "" {
+			out.Annotations = map[string]string{v1beta1.DeleteMachineAnnotation: mark}
+		}
+		return out
+	}
+	availableUnlessC := func(m *v1beta1.Machine) bool { return m.Name != "c" }
+	cases := map[string]struct {
+		stale          []*v1beta1.Machine
+		replicas, live int32
+		want           staleState
+		order          string
+	}{
+		"marked, and the set above its replicas by as many: all ordered": {
+			stale: []*v1beta1.Machine{m("a", ""), m("b", replaceMark), m("c", replaceMark)}, replicas: 6, live: 8,
+			want: staleState{count: 2, available: 1}, order: "bca",
+		},
+		"marked, but the replicas not lowered yet: none ordered": {
+			stale: []*v1beta1.Machine{m("a", ""), m("b", replaceMark)}, replicas: 6, live: 6,
+			want: staleState{}, order: "ba",
+		},
+		"one above the replicas, two marked: one ordered": {
+			stale: []*v1beta1.Machine{m("b", replaceMark), m("c", replaceMark)}, replicas: 6, live: 7,
+			want: staleState{count: 1, available: 1}, order: "bc",
+		},
+		"the autoscaler's mark is not the deployment's": {
+			stale: []*v1beta1.Machine{m("a", "yes"), m("b", "")}, replicas: 6, live: 8,
+			want: staleState{}, order: "ab",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := orderedRemovals(tc.stale, tc.replicas, tc.live, availableUnlessC)
+			order := ""
+			for _, s := range tc.stale {
+				order += s.Name
+			}
+			if got != tc.want || order != tc.order {
+				t.Fatalf("got %+v in order %s, want %+v in order %s", got, order, tc.want, tc.order)
 			}
 		})
 	}

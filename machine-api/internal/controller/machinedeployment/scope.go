@@ -25,6 +25,9 @@ type scope struct {
 	staleWhy       map[string]string
 	staleAvailable int32
 	newDeleting    int
+	// ordered is how many of stale, the first ones, the set was already told to delete (marked,
+	// and out of its replicas) and has not deleted yet: a disruption budget holds them.
+	ordered staleState
 	// inPlacePending counts the new set's Machines to be, or being, updated in place to its
 	// template (see updateInPlace): the rollout is not complete while there are any.
 	inPlacePending int

@@ -3,6 +3,7 @@ package machinedeployment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,11 +88,41 @@ func (r *Reconciler) findStale(ctx context.Context, s *scope) (reconcile.Result,
 		}
 	}
 	uptodate.SortForReplacement(s.stale, available)
+	s.ordered = orderedRemovals(s.stale, ptr.Deref(s.newSet.Spec.Replicas, 1), int32(len(list.Items)-s.newDeleting), available)
 	if due.IsZero() {
 		return reconcile.Result{}, true, nil
 	}
 	// Past the instant, so that the Machine counts as due.
 	return reconcile.Result{RequeueAfter: max(due.Sub(s.now), 0) + time.Second/10}, true, nil
+}
+
+// orderedRemovals moves to the front of stale (keeping the replacement order otherwise) the
+// Machines that carry the deployment's mark, and returns how many of those, and how many of them
+// available, the set was already told to delete: as many as the set has Machines (live, not
+// deleting) above its replicas, since it deletes marked Machines first. They are held by a
+// disruption budget; the rolling arithmetic counts them as going (see nextRollingStep).
+func orderedRemovals(stale []*v1beta1.Machine, replicas, live int32, available func(*v1beta1.Machine) bool) staleState {
+	marked := func(m *v1beta1.Machine) bool { return m.Annotations[v1beta1.DeleteMachineAnnotation] == replaceMark }
+	slices.SortStableFunc(stale, func(a, b *v1beta1.Machine) int {
+		switch ma, mb := marked(a), marked(b); {
+		case ma && !mb:
+			return -1
+		case mb && !ma:
+			return 1
+		}
+		return 0
+	})
+	var out staleState
+	for _, m := range stale {
+		if out.count >= live-replicas || !marked(m) {
+			break
+		}
+		out.count++
+		if available(m) {
+			out.available++
+		}
+	}
+	return out
 }
 
 // deciderKey is everything a Decider for md reads besides the Machine and the time: the
@@ -121,12 +152,12 @@ func (r *Reconciler) templateClass(ctx context.Context, md *v1beta1.MachineDeplo
 	return class, nil
 }
 
-// replaceStale removes the first n stale Machines of the new set (in replacement order): it marks
-// them with the delete-machine annotation, and, once the cache shows every mark (so the set, which
-// reads the same cache, deletes those and no other), lowers the new set's replicas to replicas.
-// It reports whether the set was scaled.
-func (r *Reconciler) replaceStale(ctx context.Context, s *scope, n int32, replicas int32) (bool, error) {
-	victims := s.stale[:min(int(n), len(s.stale))]
+// replaceStale removes the first n of the new set's stale Machines candidates (in replacement
+// order): it marks them with the delete-machine annotation, and, once the cache shows every mark
+// (so the set, which reads the same cache, deletes those and no other), lowers the new set's
+// replicas to replicas. It reports whether the set was scaled.
+func (r *Reconciler) replaceStale(ctx context.Context, s *scope, candidates []*v1beta1.Machine, n int32, replicas int32) (bool, error) {
+	victims := candidates[:min(int(n), len(candidates))]
 	marking := 0
 	for _, m := range victims {
 		if _, marked := m.Annotations[v1beta1.DeleteMachineAnnotation]; marked {

@@ -117,7 +117,7 @@ func (r *Reconciler) rolling(ctx context.Context, s *scope) (reconcile.Result, b
 		return res, false, err
 	}
 	stale := staleState{count: int32(len(s.stale)), available: s.staleAvailable}
-	step := nextRollingStep(s.replicas(), surge, unavailable, stateOf(s.newSet), stale, statesOf(s.oldSets))
+	step := nextRollingStep(s.replicas(), surge, unavailable, stateOf(s.newSet), stale, s.ordered, statesOf(s.oldSets))
 	if step.grow {
 		if stale.count > 0 {
 			s.waiting = "creating replacements: " + staleMessage(s)
@@ -131,7 +131,7 @@ func (r *Reconciler) rolling(ctx context.Context, s *scope) (reconcile.Result, b
 		}
 	}
 	if step.removeStale > 0 {
-		if _, err := r.replaceStale(ctx, s, step.removeStale, step.newReplicas); err != nil {
+		if _, err := r.replaceStale(ctx, s, s.stale[s.ordered.count:], step.removeStale, step.newReplicas); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -166,7 +166,7 @@ func (r *Reconciler) recreate(ctx context.Context, s *scope) (reconcile.Result, 
 		return res, false, err
 	}
 	if n := int32(len(s.stale)); n > 0 {
-		_, err := r.replaceStale(ctx, s, n, max(0, s.replicas()-n))
+		_, err := r.replaceStale(ctx, s, s.stale, n, max(0, s.replicas()-n))
 		if s.waiting == "" {
 			s.waiting = "removing before replacing them: " + staleMessage(s)
 		}
