@@ -1,6 +1,7 @@
 package machinedeployment
 
 import (
+	"fmt"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -69,87 +70,60 @@ func TestNextRollingStep(t *testing.T) {
 // TestReplacingStaleMachinesNeverLeavesBounds plays the replacement of every Machine of the
 // current set (spec.rollout or a MachineClass edit) step by step, replacements becoming available
 // at once, and checks at every step that there are never more than replicas + maxSurge Machines
-// nor fewer than replicas - maxUnavailable available, and that it ends with none stale.
+// (held ones aside) nor fewer than replicas - maxUnavailable available, that no Machine is
+// replaced twice (never more fresh Machines than replicas), and that it ends with none stale.
+// Removals happen at once, or, under a disruption budget, one at a time and only while the
+// deployment has nothing else to do: removals ordered by one step are still there at the next.
 func TestReplacingStaleMachinesNeverLeavesBounds(t *testing.T) {
 	for name, tc := range map[string]struct{ surge, unavailable string }{
-		"surge 1, unavailable 0": {"1", "0"}, "surge 0, unavailable 1": {"0", "1"}, "25%, 25%": {"25%", "25%"}, "surge 3, unavailable 2": {"3", "2"},
+		"surge 1, unavailable 0": {"1", "0"}, "surge 0, unavailable 1": {"0", "1"}, "25%, 25%": {"25%", "25%"}, "surge 3, unavailable 2": {"3", "2"}, "surge 3, unavailable 3": {"3", "3"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			const replicas = 6
-			s, u := intstr.Parse(tc.surge), intstr.Parse(tc.unavailable)
-			surge, unavailable := fenceposts(&v1beta1.MachineRollingUpdateDeployment{MaxSurge: &s, MaxUnavailable: &u}, replicas)
-			newSet := st("new", 1, replicas, replicas, replicas+surge)
-			stale := staleState{count: replicas, available: replicas}
-			for step := 0; stale.count > 0 || newSet.replicas != replicas; step++ {
-				if step > 50 {
-					t.Fatalf("no progress: new %+v stale %+v", newSet, stale)
+		for _, held := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, held by a budget %t", name, held), func(t *testing.T) {
+				const replicas = 6
+				s, u := intstr.Parse(tc.surge), intstr.Parse(tc.unavailable)
+				surge, unavailable := fenceposts(&v1beta1.MachineRollingUpdateDeployment{MaxSurge: &s, MaxUnavailable: &u}, replicas)
+				newSet := st("new", 1, replicas, replicas, replicas+surge)
+				stale := staleState{count: replicas, available: replicas}
+				var ordered staleState
+				gone := func(n int32) { // n ordered Machines are deleted
+					ordered.count, ordered.available = ordered.count-n, ordered.available-n
+					stale.count, stale.available = stale.count-n, stale.available-n
+					newSet.actual, newSet.available = newSet.actual-n, newSet.available-n
 				}
-				next := nextRollingStep(replicas, surge, unavailable, newSet, stale, staleState{}, nil)
-				switch {
-				case next.grow:
-					newSet.replicas, newSet.actual, newSet.available = next.newReplicas, next.newReplicas, next.newReplicas
-				case next.removeStale > 0:
-					stale.count -= next.removeStale
-					stale.available -= next.removeStale
-					newSet.replicas, newSet.actual, newSet.available = next.newReplicas, next.newReplicas, next.newReplicas
-				default:
-					t.Fatalf("step %d: stuck with new %+v stale %+v", step, newSet, stale)
+				for step := 0; stale.count > 0 || newSet.replicas != replicas || newSet.actual != replicas; step++ {
+					if step > 100 {
+						t.Fatalf("no progress: new %+v stale %+v ordered %+v", newSet, stale, ordered)
+					}
+					next := nextRollingStep(replicas, surge, unavailable, newSet, stale, ordered, nil)
+					switch {
+					case next.grow:
+						created := next.newReplicas - newSet.replicas
+						newSet.replicas, newSet.actual, newSet.available = next.newReplicas, newSet.actual+created, newSet.available+created
+					case next.removeStale > 0:
+						ordered.count += next.removeStale
+						ordered.available += next.removeStale
+						newSet.replicas = next.newReplicas
+						if !held {
+							gone(ordered.count)
+						}
+					case ordered.count > 0: // the budget lets one held Machine go
+						gone(1)
+					default:
+						t.Fatalf("step %d: stuck with new %+v stale %+v", step, newSet, stale)
+					}
+					if newSet.actual-ordered.count > replicas+surge {
+						t.Fatalf("step %d: %d Machines besides the held ones, above %d + %d", step, newSet.actual-ordered.count, replicas, surge)
+					}
+					if fresh := newSet.actual - stale.count; fresh > replicas {
+						t.Fatalf("step %d: %d fresh Machines, above %d replicas: a Machine was replaced twice (new %+v stale %+v ordered %+v)", step, fresh, replicas, newSet, stale, ordered)
+					}
+					if newSet.available < replicas-unavailable {
+						t.Fatalf("step %d: %d available, below %d - %d", step, newSet.available, replicas, unavailable)
+					}
 				}
-				if newSet.replicas > replicas+surge {
-					t.Fatalf("step %d: %d Machines, above %d + %d", step, newSet.replicas, replicas, surge)
-				}
-				if newSet.available < replicas-unavailable {
-					t.Fatalf("step %d: %d available, below %d - %d", step, newSet.available, replicas, unavailable)
-				}
-			}
-		})
-	}
-}
-
-// TestBudgetHeldRemovalsAreNotReplacedTwice plays the replacement of every Machine of the current
-// set when a disruption budget lets the set delete one Machine at a time, and only while the
-// deployment has nothing else to do: removals ordered by one step are still there at the next.
-// The set never holds more fresh Machines than replicas (a held Machine's replacement is not made
-// twice), never fewer than replicas - maxUnavailable available, and it ends with none stale.
-func TestBudgetHeldRemovalsAreNotReplacedTwice(t *testing.T) {
-	for name, tc := range map[string]struct{ surge, unavailable string }{
-		"surge 1, unavailable 0": {"1", "0"}, "surge 0, unavailable 1": {"0", "1"}, "surge 3, unavailable 3": {"3", "3"}, "25%, 25%": {"25%", "25%"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			const replicas = 6
-			s, u := intstr.Parse(tc.surge), intstr.Parse(tc.unavailable)
-			surge, unavailable := fenceposts(&v1beta1.MachineRollingUpdateDeployment{MaxSurge: &s, MaxUnavailable: &u}, replicas)
-			newSet := st("new", 1, replicas, replicas, replicas+surge)
-			stale := staleState{count: replicas, available: replicas}
-			var ordered staleState
-			for step := 0; stale.count > 0 || newSet.replicas != replicas || newSet.actual != replicas; step++ {
-				if step > 100 {
-					t.Fatalf("no progress: new %+v stale %+v ordered %+v", newSet, stale, ordered)
-				}
-				next := nextRollingStep(replicas, surge, unavailable, newSet, stale, ordered, nil)
-				switch {
-				case next.grow:
-					created := next.newReplicas - newSet.replicas
-					newSet.replicas, newSet.actual, newSet.available = next.newReplicas, newSet.actual+created, newSet.available+created
-				case next.removeStale > 0:
-					ordered.count += next.removeStale
-					ordered.available += next.removeStale
-					newSet.replicas = next.newReplicas
-				case ordered.count > 0: // the budget lets one held Machine go
-					ordered.count, ordered.available = ordered.count-1, ordered.available-1
-					stale.count, stale.available = stale.count-1, stale.available-1
-					newSet.actual, newSet.available = newSet.actual-1, newSet.available-1
-				default:
-					t.Fatalf("step %d: stuck with new %+v stale %+v", step, newSet, stale)
-				}
-				if fresh := newSet.actual - stale.count; fresh > replicas {
-					t.Fatalf("step %d: %d fresh Machines, above %d replicas: a held Machine was replaced twice (new %+v stale %+v ordered %+v)", step, fresh, replicas, newSet, stale, ordered)
-				}
-				if newSet.available < replicas-unavailable {
-					t.Fatalf("step %d: %d available, below %d - %d", step, newSet.available, replicas, unavailable)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
