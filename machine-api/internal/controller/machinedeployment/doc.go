@@ -56,7 +56,10 @@
 // set back once they are gone; OnDelete and a paused deployment leave them. To remove one, the
 // deployment marks it with the delete-machine annotation and lowers the set's replicas only once
 // its cache shows the mark (the set reads the same cache and deletes marked Machines first), so
-// the set deletes that Machine and no other. The deployment watches the marks of its Machines and
+// the set deletes that Machine and no other. A marked Machine the set has not deleted yet while it
+// has more Machines than replicas (a disruption budget holds it) counts as going, in neither the
+// set's replicas nor the stale ones (orderedRemovals), so the set is not grown back to replace it
+// twice. The deployment watches the marks of its Machines and
 // the MachineClass its template names, and asks to come back when the next Machine becomes due.
 //
 // # In-place updates

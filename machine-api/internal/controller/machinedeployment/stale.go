@@ -152,7 +152,7 @@ func (r *Reconciler) templateClass(ctx context.Context, md *v1beta1.MachineDeplo
 	return class, nil
 }
 
-// replaceStale removes the first n of the new set's stale Machines candidates (in replacement
+// replaceStale removes the first n of candidates (stale Machines of the new set, in replacement
 // order): it marks them with the delete-machine annotation, and, once the cache shows every mark
 // (so the set, which reads the same cache, deletes those and no other), lowers the new set's
 // replicas to replicas. It reports whether the set was scaled.

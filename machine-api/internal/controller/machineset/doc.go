@@ -79,7 +79,9 @@
 // reconcile agrees), Newest (latest creationTimestamp first), Oldest; ties by name. The
 // delete-machine marks are read from the API server when the set shrinks (one list of its
 // Machines): the cluster-autoscaler marks a Machine just before it lowers the replicas, and the
-// cache may show the replicas first.
+// cache may show the replicas first. A Machine chosen because the cache shows it without a Node
+// (and so deleted without asking the disruption budgets) is deleted only if it is unchanged since:
+// a resourceVersion precondition, and a look again at its update event (deleteNow).
 //
 // # In-place fields
 //
