@@ -34,8 +34,7 @@ var _ = Describe("Scenario 1: kube-apiserver stopped and restarted in the middle
 		live, _ := tracker.Live(s.NS)
 		logf("kube-apiserver killed with %d Machines seen, %d instances", live, len(s.History.Seen()))
 		time.Sleep(10 * time.Second)
-		Expect(plane.StartAPIServer(ctx)).To(Succeed())
-		logf("kube-apiserver back")
+		startAPIServerAgain()
 
 		running := s.WaitRunning("big", replicas, 4*time.Minute)
 		logf("%d Machines Running", len(running))

@@ -34,7 +34,8 @@
 // binary (kill, restart, metrics); autoscaler.go runs the real cluster-autoscaler and reads its
 // status (the scenarios labelled autoscaler, make test-autoscaler, which make test-faults leaves
 // out); simstate.go reads the simulated cloud; tracker.go watches
-// Machines, events and health checks, bindings.go Nodes and pod bindings; invariants.go holds the
+// Machines, events and health checks, bindings.go Nodes and pod bindings, through patient.go's
+// transport, which waits out an API server restart; invariants.go holds the
 // checks; objects.go the objects.
 // The scenarios are the *_test.go files, one per row of the matrix; harness_test.go sets up
 // each scenario and runs the invariants.

@@ -420,3 +420,34 @@ func dumpSets(ns string) string {
 	}
 	return b.String()
 }
+
+// startAPIServerAgain starts the killed API server and waits until the suite's own watches (the
+// tracker) are back: a Machine created in the default namespace, where no manager looks, must be
+// seen within 20 seconds, and its deletion too. Until then the invariants would be blind to what
+// the managers do in the minute after a restart (faults.PatientTransport says why they could be).
+// About 5 seconds is usual: the restarted API server answers watches of custom resources with
+// 503 and Retry-After: 5 until it serves them again.
+func startAPIServerAgain() {
+	GinkgoHelper()
+	Expect(plane.StartAPIServer(ctx)).To(Succeed())
+	back := time.Now()
+	m := faults.Machine(metav1.NamespaceDefault, "")
+	m.GenerateName = "watch-probe-"
+	Expect(k8s.Create(ctx, m)).To(Succeed())
+	seen := func(gone bool) func() bool {
+		return func() bool {
+			for _, r := range tracker.Machines(metav1.NamespaceDefault) {
+				if r.UID == m.UID {
+					return !gone || !r.Gone.IsZero()
+				}
+			}
+			return false
+		}
+	}
+	Expect(tracker.WaitFor(ctx, 20*time.Second, seen(false))).To(Succeed(),
+		"the suite's watch sees a Machine created right after the API server came back")
+	Expect(k8s.Delete(ctx, m)).To(Succeed())
+	Expect(tracker.WaitFor(ctx, 20*time.Second, seen(true))).To(Succeed(),
+		"the suite's watch sees that Machine's deletion")
+	logf("kube-apiserver back; the suite's watches saw a change %s later", time.Since(back).Round(time.Millisecond))
+}

@@ -65,8 +65,7 @@ var _ = Describe("Scenario 11: orphan instances and Machines that never launch",
 		Expect(err).NotTo(HaveOccurred())
 		Expect(insts).To(HaveLen(4), "the three Machines' instances (the set replaced the victim) and the orphan")
 		Expect(logOf(s.Managers[0])).To(ContainSubstring("orphan collection frozen"))
-		Expect(plane.StartAPIServer(ctx)).To(Succeed())
-		logf("kube-apiserver back")
+		startAPIServerAgain()
 
 		By("once the Machines can be read again, the orphan goes, and only it")
 		Eventually(func() bool { return instanceOf(s, victim.UID) }).WithTimeout(time.Minute).Should(BeFalse())

@@ -110,7 +110,11 @@ var _ = BeforeSuite(func() {
 	clientset, err = kubernetes.NewForConfig(restCfg)
 	Expect(err).NotTo(HaveOccurred())
 
-	watchCache, err := cache.New(restCfg, cache.Options{Scheme: scheme, DefaultTransform: cache.TransformStripManagedFields()})
+	// The tracker's watches wait for the API server while it is down, so they are back within a
+	// second of its restart (faults.PatientTransport).
+	watchCfg := rest.CopyConfig(restCfg)
+	watchCfg.Wrap(faults.PatientTransport)
+	watchCache, err := cache.New(watchCfg, cache.Options{Scheme: scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	Expect(err).NotTo(HaveOccurred())
 	tracker, err = faults.NewTracker(ctx, watchCache)
 	Expect(err).NotTo(HaveOccurred())
