@@ -20,7 +20,9 @@ const patientRetry = 250 * time.Millisecond
 // restart, the very minute in which the managers catch up: the suite was blind to it (a Machine
 // created and deleted then was never seen, a peak never counted). With this transport the
 // reflector sees no failure while the API server is down, only a watch that ends, and is back
-// within about a second of the restart. Only requests that never reached a server are retried:
+// as soon as the API server serves it again: about 5 seconds after a restart, the Retry-After
+// of its first answer to the watch (a 503, seen in the suite's runs), where it was
+// up to a minute. Only requests that never reached a server are retried:
 // an answer, even an error, goes back to the reflector as it came.
 func PatientTransport(rt http.RoundTripper) http.RoundTripper {
 	return patientTransport{next: rt}

@@ -110,8 +110,8 @@ var _ = BeforeSuite(func() {
 	clientset, err = kubernetes.NewForConfig(restCfg)
 	Expect(err).NotTo(HaveOccurred())
 
-	// The tracker's watches wait for the API server while it is down, so they are back within a
-	// second of its restart (faults.PatientTransport).
+	// The tracker's watches wait for the API server while it is down, so they are back as soon
+	// as it serves again after a restart (faults.PatientTransport).
 	watchCfg := rest.CopyConfig(restCfg)
 	watchCfg.Wrap(faults.PatientTransport)
 	watchCache, err := cache.New(watchCfg, cache.Options{Scheme: scheme, DefaultTransform: cache.TransformStripManagedFields()})
