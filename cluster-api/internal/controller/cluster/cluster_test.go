@@ -182,7 +182,7 @@ var _ = Describe("Deleting a Cluster", func() {
 		_, hasInfra = clusterSim.Get(doomed.UID)
 		Expect(hasInfra).To(BeFalse(), "the infrastructure is deleted before the finalizer goes")
 		Expect(gone(node)()).To(BeTrue(), "the machine controller deleted the Node")
-		Expect(eventsFor(ns, "doomed")(Default)).To(And(containing("DeletingMachines"), containing("DeletingInfrastructure")))
+		Eventually(eventsFor(ns, "doomed")).Should(And(containing("DeletingMachines"), containing("DeletingInfrastructure")), "events are written asynchronously")
 
 		Consistently(func(g Gomega) []types.UID {
 			var uids []types.UID

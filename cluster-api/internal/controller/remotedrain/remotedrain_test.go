@@ -161,7 +161,8 @@ var _ = Describe("Machines whose Nodes live in a workload cluster", func() {
 
 		By("giving up nodeDrainTimeoutSeconds after draining began, api-0 still terminating (no kubelet here)")
 		Eventually(hooks(m)).ShouldNot(ContainElement(drainHook))
-		Expect(eventsFor(m)(Default)).To(ContainElement(ContainSubstring("Warning DrainTimeout")))
+		// The event recorder writes after the hook is removed, asynchronously.
+		Eventually(eventsFor(m)).Should(ContainElement(ContainSubstring("Warning DrainTimeout")))
 		Expect(eventsFor(m)(Default)).NotTo(ContainElement(ContainSubstring("Normal Drained")))
 	})
 

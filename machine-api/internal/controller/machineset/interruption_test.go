@@ -78,7 +78,7 @@ var _ = Describe("A MachineSet whose Machine's instance is to be interrupted", f
 		Expect(deleting.Status.Interruption.Reason).To(Equal("Manual"))
 		c := meta.FindStatusCondition(deleting.Status.Conditions, v1beta1.InstanceInterruptionCondition)
 		Expect(c).To(HaveField("Reason", "Manual"))
-		Expect(eventReasons(set)()).To(ContainElement(machineset.EventInterrupted))
+		Eventually(eventReasons(set)).Should(ContainElement(machineset.EventInterrupted), "events are written asynchronously")
 	})
 
 	It("announced by the provider (a spot reclaim): the replacement runs before the Machine is deleted", func() {

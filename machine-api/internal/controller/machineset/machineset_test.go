@@ -93,7 +93,7 @@ var _ = Describe("A MachineSet", func() {
 		Expect(m.DeletionTimestamp.IsZero()).To(BeTrue(), "a released Machine is not deleted")
 		Expect(metav1.GetControllerOf(m)).To(BeNil())
 		Expect(m.Labels).NotTo(HaveKey(v1beta1.SetNameLabel))
-		Expect(eventReasons(set)()).To(ContainElements(machineset.EventAdopted, machineset.EventReleased))
+		Eventually(eventReasons(set)).Should(ContainElements(machineset.EventAdopted, machineset.EventReleased), "events are written asynchronously")
 	})
 
 	It("updates the labels, annotations, node labels and taints of its Machines in place, removing dropped keys", func() {
