@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -18,6 +17,7 @@ import (
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	applyv1beta1 "machineapi.dev/machine-api/applyconfiguration/api/v1beta1"
 	"machineapi.dev/machine-api/manager"
+	"machineapi.dev/machine-api/provider/sim"
 )
 
 // floorResult is the API server's raw write rate.
@@ -55,7 +55,7 @@ func measureMachineFloor(ctx context.Context, cfg *rest.Config, namespace string
 	write := func(i int) error {
 		m := &v1beta1.Machine{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s-%05d", prefix, i), Labels: map[string]string{"bench": "floor"}},
-			Spec:       v1beta1.MachineSpec{ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}}},
+			Spec:       v1beta1.MachineSpec{ProviderSpec: v1beta1.ProviderSpec{Value: sim.ProviderSpec{InstanceType: "small"}.Raw()}},
 		}
 		if err := c.Create(ctx, m); err != nil {
 			return err

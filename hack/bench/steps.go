@@ -23,6 +23,7 @@ import (
 
 	"machineapi.dev/drain/testplane/process"
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/provider/sim"
 )
 
 const (
@@ -179,7 +180,7 @@ func (e *env) scaleUp(ctx context.Context, n int, floor floorResult) (stepResult
 			Template: v1beta1.MachineTemplateSpec{
 				Metadata: v1beta1.ObjectMeta{Labels: map[string]string{"pool": "bench"}},
 				Spec: v1beta1.MachineSpec{
-					ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}},
+					ProviderSpec: v1beta1.ProviderSpec{Value: sim.ProviderSpec{InstanceType: "small"}.Raw()},
 					Metadata:     v1beta1.ObjectMeta{Labels: map[string]string{"node-role.kubernetes.io/worker": ""}},
 				},
 			},

@@ -6,11 +6,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/provider/sim"
 )
 
 // PoolLabel selects the Machines of one pool (a set or deployment of the suite).
@@ -21,7 +21,7 @@ func Template(pool string) v1beta1.MachineTemplateSpec {
 	return v1beta1.MachineTemplateSpec{
 		Metadata: v1beta1.ObjectMeta{Labels: map[string]string{PoolLabel: pool}},
 		Spec: v1beta1.MachineSpec{
-			ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}},
+			ProviderSpec: v1beta1.ProviderSpec{Value: sim.ProviderSpec{InstanceType: "small"}.Raw()},
 			Metadata:     v1beta1.ObjectMeta{Labels: map[string]string{"node-role.kubernetes.io/worker": ""}},
 		},
 	}

@@ -51,4 +51,5 @@
 //
 // The providerSpec is {"instanceType": "small"|"medium"|"large", "tags": {"key": "value"}}
 // (instanceType defaults to small, tags are optional); anything else is an invalid configuration.
+// Code that builds Machines in Go writes it with ProviderSpec.Raw.
 package sim

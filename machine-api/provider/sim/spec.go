@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
 	"machineapi.dev/machine-api/provider"
@@ -20,6 +21,17 @@ type ProviderSpec struct {
 	// Tags are key-value labels recorded on the instance, as a cloud's instance tags. They can be
 	// changed in place without disturbing the instance.
 	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// Raw encodes s as a providerSpec value: spec.providerSpec.value of a Machine or a template, or
+// spec.providerSpec of a MachineClass, for code that builds them in Go (tests, benchmarks, tools)
+// instead of writing the JSON by hand.
+func (s ProviderSpec) Raw() *runtime.RawExtension {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string and a map of strings always encode
+	}
+	return &runtime.RawExtension{Raw: raw}
 }
 
 // instanceTypes are the sizes the sim offers, used when no MachineClass nodeTemplate gives a capacity.

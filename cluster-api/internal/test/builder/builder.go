@@ -7,12 +7,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	machinev1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/provider/sim"
 
 	v1beta1 "machineapi.dev/cluster-api/api/v1beta1"
 )
-
-// SimProviderSpec is a machine providerSpec the simulated machine provider accepts.
-const SimProviderSpec = `{"instanceType":"small"}`
 
 // ClusterBuilder builds a Cluster.
 type ClusterBuilder struct{ c *v1beta1.Cluster }
@@ -57,7 +55,7 @@ func Pool(name string, replicas int32) v1beta1.WorkerPool {
 		Name:     name,
 		Replicas: ptr.To(replicas),
 		Template: &machinev1.MachineTemplateSpec{Spec: machinev1.MachineSpec{
-			ProviderSpec: machinev1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(SimProviderSpec)}},
+			ProviderSpec: machinev1.ProviderSpec{Value: sim.ProviderSpec{InstanceType: "small"}.Raw()},
 		}},
 	}
 }
@@ -70,7 +68,7 @@ func Machine(ns, name string) *MachineBuilder {
 	return &MachineBuilder{m: &machinev1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: machinev1.MachineSpec{
-			ProviderSpec: machinev1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(SimProviderSpec)}},
+			ProviderSpec: machinev1.ProviderSpec{Value: sim.ProviderSpec{InstanceType: "small"}.Raw()},
 		},
 	}}
 }

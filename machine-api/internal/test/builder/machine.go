@@ -1,13 +1,11 @@
 package builder
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/provider/sim"
 )
 
 // MachineBuilder builds a Machine.
@@ -15,17 +13,13 @@ type MachineBuilder struct{ m *v1beta1.Machine }
 
 // Machine starts a Machine for the simulated provider (instance type small).
 func Machine(namespace, name string) *MachineBuilder {
-	return &MachineBuilder{m: &v1beta1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: v1beta1.MachineSpec{
-			ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}},
-		},
-	}}
+	b := &MachineBuilder{m: &v1beta1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}}
+	return b.WithInstanceType("small")
 }
 
 // WithInstanceType sets the sim providerSpec's instance type.
 func (b *MachineBuilder) WithInstanceType(t string) *MachineBuilder {
-	b.m.Spec.ProviderSpec = v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: fmt.Appendf(nil, `{"instanceType":%q}`, t)}}
+	b.m.Spec.ProviderSpec = v1beta1.ProviderSpec{Value: sim.ProviderSpec{InstanceType: t}.Raw()}
 	return b
 }
 
@@ -84,7 +78,7 @@ func (b *MachineBuilder) Build() *v1beta1.Machine { return b.m.DeepCopy() }
 func MachineClass(namespace, name, instanceType string) *v1beta1.MachineClass {
 	return &v1beta1.MachineClass{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       v1beta1.MachineClassSpec{ProviderSpec: runtime.RawExtension{Raw: fmt.Appendf(nil, `{"instanceType":%q}`, instanceType)}},
+		Spec:       v1beta1.MachineClassSpec{ProviderSpec: *sim.ProviderSpec{InstanceType: instanceType}.Raw()},
 	}
 }
 

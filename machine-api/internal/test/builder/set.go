@@ -1,15 +1,14 @@
 package builder
 
 import (
-	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1beta1 "machineapi.dev/machine-api/api/v1beta1"
+	"machineapi.dev/machine-api/provider/sim"
 )
 
 // PoolLabel is the label the set and deployment builders select their Machines by; its value is
@@ -18,19 +17,16 @@ const PoolLabel = "example.com/pool"
 
 // simTemplate is a template for the simulated provider whose labels are {PoolLabel: pool}.
 func simTemplate(pool string) v1beta1.MachineTemplateSpec {
-	return v1beta1.MachineTemplateSpec{
-		Metadata: v1beta1.ObjectMeta{Labels: map[string]string{PoolLabel: pool}},
-		Spec: v1beta1.MachineSpec{
-			ProviderSpec: v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"instanceType":"small"}`)}},
-		},
-	}
+	t := v1beta1.MachineTemplateSpec{Metadata: v1beta1.ObjectMeta{Labels: map[string]string{PoolLabel: pool}}}
+	templateOptions{&t}.instanceType("small")
+	return t
 }
 
 // templateOptions are the template settings shared by sets and deployments.
 type templateOptions struct{ t *v1beta1.MachineTemplateSpec }
 
 func (o templateOptions) instanceType(t string) {
-	o.t.Spec.ProviderSpec = v1beta1.ProviderSpec{Value: &runtime.RawExtension{Raw: fmt.Appendf(nil, `{"instanceType":%q}`, t)}}
+	o.t.Spec.ProviderSpec = v1beta1.ProviderSpec{Value: sim.ProviderSpec{InstanceType: t}.Raw()}
 }
 
 func (o templateOptions) labels(l map[string]string) {
